@@ -1,0 +1,89 @@
+import { HTTPError, RequestError } from 'got';
+import { ApiError, RegenerateOutcomeUnknownError, type ApiOperation } from '../errors.js';
+import { scrubSecrets } from '../secret.js';
+
+/**
+ * A regenerate answered with one of these was not committed (the service never commits a 429), so
+ * nothing changed. Anything else may have been committed.
+ */
+export const DEFINITE_REFUSALS = new Set([400, 401, 403, 404, 409, 422, 429]);
+
+/** These network errors happen before a request is sent: the service cannot have acted on it. */
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH', 'ERR_TLS_CERT_ALTNAME_INVALID', 'CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'SELF_SIGNED_CERT_IN_CHAIN']);
+
+const MAX_SERVICE_MESSAGE = 300;
+
+/** The service's own words from an error body: `{message}`, `{code, message}` or `{error}`; else none. */
+export function serviceMessageOf(body: unknown): string | undefined {
+  if (typeof body !== 'string' || body === '') return undefined;
+  let text: string | undefined;
+  try {
+    const parsed = JSON.parse(body) as Record<string, unknown>;
+    const candidate = parsed?.message ?? parsed?.error;
+    if (typeof candidate === 'string') text = candidate;
+  } catch {
+    // A non-JSON body (a proxy's HTML page) says nothing we can trust to be free of secrets.
+  }
+  if (text === undefined) return undefined;
+  const flat = scrubSecrets(text.replace(/\s+/g, ' ').trim());
+  return flat.length > MAX_SERVICE_MESSAGE ? `${flat.slice(0, MAX_SERVICE_MESSAGE)}…` : flat;
+}
+
+/**
+ * got's errors carry the request options, headers included (the bearer token), and sometimes the
+ * response body (a new secret). Only this stripped copy may travel as `cause`.
+ */
+function sanitizedCause(error: RequestError): Error {
+  const cause = new Error(scrubSecrets(error.message));
+  cause.name = error.name;
+  (cause as Error & { code?: string }).code = error.code;
+  return cause;
+}
+
+export function traceIdOf(headers: Record<string, string | string[] | undefined> | undefined): string | undefined {
+  const value = headers?.['x-axiom-trace-id'];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** One translation from got to our errors, at the one boundary where got is used. */
+export function translateApiError(error: unknown, op: ApiOperation, subject: string): ApiError {
+  if (error instanceof ApiError) return error;
+  if (!(error instanceof RequestError)) {
+    return new ApiError(`${op} ${subject}: ${scrubSecrets(String((error as Error)?.message ?? error))}`, { op });
+  }
+  const cause = sanitizedCause(error);
+  if (error instanceof HTTPError) {
+    const status = error.response.statusCode;
+    const traceId = traceIdOf(error.response.headers);
+    const serviceMessage = serviceMessageOf(error.response.body);
+    const message =
+      `${op} ${subject}: the service answered ${status}` +
+      (serviceMessage ? `: ${serviceMessage}` : '') +
+      hint(status) +
+      (traceId ? ` (trace id ${traceId})` : '');
+    const details = { op, status, traceId, serviceMessage, cause };
+    if (op === 'regenerate' && !DEFINITE_REFUSALS.has(status)) return new RegenerateOutcomeUnknownError(message, details);
+    return new ApiError(message, details);
+  }
+  const code = error.code;
+  const message = `${op} ${subject}: ${error.name === 'TimeoutError' ? `no answer in time (${code})` : `request failed (${code})`}`;
+  if (op === 'regenerate' && !NOT_SENT_CODES.has(code)) {
+    return new RegenerateOutcomeUnknownError(`${message}; the service may or may not have regenerated the token`, { op, cause });
+  }
+  return new ApiError(message, { op, cause });
+}
+
+function hint(status: number): string {
+  switch (status) {
+    case 401:
+      return '; the access token was refused: check the OAuth client or ROTATOR_ACCESS_TOKEN';
+    case 403:
+      return '; the caller lacks a permission (apiTokens read to retrieve, update to regenerate) or the org id';
+    case 404:
+      return '; no token with this id: if it was replaced outside token-rotator, set its new id in the policy';
+    case 429:
+      return '; rate limited';
+    default:
+      return '';
+  }
+}

@@ -1,0 +1,9 @@
+import type { Clock } from '../clock.js';
+import type { AuthSettings } from '../config/env.js';
+import type { AccessTokenSource } from './access-token-source.js';
+import { oauthClientCredentials } from './oauth-client-credentials.js';
+import { staticBearer } from './static-bearer.js';
+
+export function createAccessTokenSource(settings: AuthSettings, options: { clock: Clock; timeoutMs: number }): AccessTokenSource {
+  return settings.kind === 'static' ? staticBearer(settings.accessToken) : oauthClientCredentials(settings, options);
+}

@@ -1,0 +1,108 @@
+import * as oidc from 'openid-client';
+import type { Clock } from '../clock.js';
+import type { AuthSettings } from '../config/env.js';
+import { isLoopbackHost } from '../config/env.js';
+import { AuthError } from '../errors.js';
+import { Secret, scrubSecrets } from '../secret.js';
+import type { AccessTokenSource } from './access-token-source.js';
+import { importClientPrivateKey } from './private-key.js';
+
+type OAuthSettings = Extract<AuthSettings, { kind: 'oauth' }>;
+
+/** Refresh this long before expiry, or a tenth of the lifetime for short-lived tokens. */
+const REFRESH_MARGIN_MS = 60_000;
+/** A token response without `expires_in` is used for this long. */
+const UNKNOWN_LIFETIME_MS = 5 * 60_000;
+
+async function clientAuthentication(settings: OAuthSettings): Promise<oidc.ClientAuth> {
+  switch (settings.method) {
+    case 'client_secret_basic':
+      return oidc.ClientSecretBasic(settings.clientSecret!.reveal());
+    case 'client_secret_post':
+      return oidc.ClientSecretPost(settings.clientSecret!.reveal());
+    case 'private_key_jwt':
+      return oidc.PrivateKeyJwt(await importClientPrivateKey(settings.privateKey!));
+  }
+}
+
+/** Turns openid-client's errors into ours: what the server said, never what we sent. */
+function translate(error: unknown, where: string): AuthError {
+  if (error instanceof AuthError) return error;
+  if (error instanceof oidc.ResponseBodyError) {
+    const description = error.error_description ? ` (${scrubSecrets(error.error_description)})` : '';
+    return new AuthError(`the authorization server at ${where} refused the client: ${error.error}${description}`);
+  }
+  const e = error as Error & { code?: string; cause?: { code?: string } };
+  const code = e.cause?.code ?? e.code;
+  if (e instanceof TypeError || code === 'ECONNREFUSED' || code === 'ENOTFOUND') {
+    return new AuthError(`cannot reach the authorization server at ${where}${code ? ` (${code})` : ''}`);
+  }
+  return new AuthError(`OAuth client credentials at ${where} failed: ${scrubSecrets(e.message ?? String(error))}`);
+}
+
+/**
+ * OAuth 2.0 client credentials with openid-client: discovery from the issuer, or a bare token
+ * endpoint. The access token is cached until shortly before it expires, and concurrent callers share
+ * one request.
+ */
+export function oauthClientCredentials(settings: OAuthSettings, options: { clock: Clock; timeoutMs: number }): AccessTokenSource {
+  const where = (settings.issuer ?? settings.tokenUrl)!.href;
+  let configuration: Promise<oidc.Configuration> | undefined;
+  let cached: { token: Secret; refreshAt: number } | undefined;
+  let inflight: Promise<Secret> | undefined;
+
+  async function configure(): Promise<oidc.Configuration> {
+    const auth = await clientAuthentication(settings);
+    const url = (settings.issuer ?? settings.tokenUrl)!;
+    const insecure = url.protocol === 'http:' && isLoopbackHost(url.hostname);
+    let config: oidc.Configuration;
+    if (settings.issuer) {
+      config = await oidc.discovery(settings.issuer, settings.clientId, undefined, auth, {
+        execute: insecure ? [oidc.allowInsecureRequests] : [],
+        timeout: Math.ceil(options.timeoutMs / 1000),
+      });
+    } else {
+      // The token endpoint doubles as the issuer identifier: it is the audience that
+      // private_key_jwt assertions are most widely accepted with when no discovery is available.
+      config = new oidc.Configuration({ issuer: settings.tokenUrl!.href, token_endpoint: settings.tokenUrl!.href }, settings.clientId, undefined, auth);
+      if (insecure) oidc.allowInsecureRequests(config);
+    }
+    config.timeout = Math.ceil(options.timeoutMs / 1000);
+    return config;
+  }
+
+  async function fetchToken(): Promise<Secret> {
+    try {
+      configuration ??= configure();
+      const config = await configuration.catch((error) => {
+        configuration = undefined; // let the next run of discovery try again
+        throw error;
+      });
+      const parameters: Record<string, string> = {};
+      if (settings.scope) parameters.scope = settings.scope;
+      if (settings.resource) parameters.resource = settings.resource;
+      const response = await oidc.clientCredentialsGrant(config, parameters);
+      const token = new Secret(response.access_token);
+      const lifetimeMs = response.expires_in !== undefined ? response.expires_in * 1000 : UNKNOWN_LIFETIME_MS;
+      const margin = Math.min(REFRESH_MARGIN_MS, lifetimeMs / 10);
+      cached = { token, refreshAt: options.clock.now().getTime() + lifetimeMs - margin };
+      return token;
+    } catch (error) {
+      throw translate(error, where);
+    }
+  }
+
+  return {
+    async getAccessToken() {
+      if (cached && options.clock.now().getTime() < cached.refreshAt) return cached.token;
+      inflight ??= fetchToken().finally(() => {
+        inflight = undefined;
+      });
+      return inflight;
+    },
+    invalidate(token) {
+      if (cached?.token.equals(token)) cached = undefined;
+      return true;
+    },
+  };
+}

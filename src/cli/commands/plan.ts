@@ -1,0 +1,24 @@
+import { systemClock } from '../../clock.js';
+import { createLogger } from '../../log/logger.js';
+import { planAll, type PlanEntry } from '../../rotation/plan.js';
+import { buildRotationDeps } from '../build-deps.js';
+import { formatTable, shortDate } from '../format-table.js';
+import { EXIT, type CliIo } from '../io.js';
+import { loadRuntime, type GlobalOptions } from '../load-runtime.js';
+
+function formatPlan(entries: PlanEntry[]): string {
+  return formatTable(
+    ['TOKEN', 'ID', 'EXPIRES', 'ACTION', 'REASON'],
+    entries.map((e) => [e.name, e.id, shortDate(e.expiresAt), e.action, e.reason]),
+  );
+}
+
+/** The decisions `once` would take now; reads the service and the state, writes nothing. */
+export async function planCommand(options: GlobalOptions & { json?: boolean }, io: CliIo): Promise<number> {
+  const { settings, policy } = await loadRuntime(options, io);
+  const logger = createLogger({ level: settings.logLevel });
+  const deps = buildRotationDeps(settings, logger, systemClock);
+  const entries = await planAll(policy, deps, { concurrency: settings.concurrency });
+  io.stdout.write(options.json ? `${JSON.stringify(entries, null, 2)}\n` : formatPlan(entries));
+  return entries.some((e) => e.action === 'error') ? EXIT.failed : EXIT.ok;
+}

@@ -1,0 +1,19 @@
+import { relative } from 'node:path';
+import { EXIT, type CliIo } from '../io.js';
+import { loadRuntime, type GlobalOptions } from '../load-runtime.js';
+
+/** Policy and environment checks, no network: exit 0, or 2 with every problem listed. */
+export async function validateCommand(options: GlobalOptions, io: CliIo): Promise<number> {
+  const { settings, policy } = await loadRuntime(options, io);
+  const sinks = policy.tokens.reduce((n, t) => n + t.sinks.length, 0);
+  const auth =
+    settings.auth.kind === 'static'
+      ? `static bearer${settings.orgId ? ` with org id ${settings.orgId}` : ''}`
+      : `OAuth client credentials (${settings.auth.method}) for client ${settings.auth.clientId} via ${(settings.auth.issuer ?? settings.auth.tokenUrl)!.href}`;
+  io.stdout.write(
+    `policy ${relative(io.cwd, policy.file) || policy.file}: ${policy.tokens.length} token(s), ${sinks} sink(s)\n` +
+      `service ${settings.apiUrl.href}; ${auth}\n` +
+      `state ${settings.stateDir}\n`,
+  );
+  return EXIT.ok;
+}

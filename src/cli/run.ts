@@ -1,0 +1,94 @@
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { ConfigError, RotatorError } from '../errors.js';
+import { scrubSecrets } from '../secret.js';
+import { onceCommand } from './commands/once.js';
+import { planCommand } from './commands/plan.js';
+import { validateCommand } from './commands/validate.js';
+import { EXIT, type CliIo } from './io.js';
+import { DEFAULT_POLICY_PATH, type GlobalOptions } from './load-runtime.js';
+
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+
+function integer(min: number, max: number) {
+  return (value: string) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`must be a whole number from ${min} to ${max}`);
+    return n;
+  };
+}
+
+/**
+ * The whole CLI as a function of its arguments and environment, returning the exit code:
+ * 0 done, 1 some token failed, 2 usage or configuration error (before any network call).
+ */
+export async function run(argv: string[], io: CliIo): Promise<number> {
+  let exitCode: number = EXIT.ok;
+  const program = new Command('token-rotator')
+    .description('Keeps API tokens rotated: regenerates the due ones with an overlap and delivers each new secret to its sinks.')
+    .version(version)
+    .option('-c, --config <path>', `policy file (else ROTATOR_CONFIG, else ${DEFAULT_POLICY_PATH})`)
+    .option('--env-file <path>', 'read environment variables from this file (else ./.env when present)')
+    .showHelpAfterError()
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+    });
+
+  const global = () => program.opts<GlobalOptions>();
+
+  program
+    .command('once')
+    .description('one pass over every token: rotate the due ones (for a CronJob or by hand)')
+    .option('--json', 'print the outcome as JSON')
+    .action(async (options: { json?: boolean }) => {
+      exitCode = await onceCommand({ ...global(), ...options }, io);
+    });
+
+  program
+    .command('plan')
+    .description('show what once would do now, changing nothing')
+    .option('--json', 'print a JSON array of {name, id, expiresAt, action, reason, dueAt}')
+    .action(async (options: { json?: boolean }) => {
+      exitCode = await planCommand({ ...global(), ...options }, io);
+    });
+
+  program
+    .command('validate')
+    .description('check the policy and the environment, without the network')
+    .action(async () => {
+      exitCode = await validateCommand(global(), io);
+    });
+
+  program
+    .command('emulator')
+    .description('serve a local double of the token service and its OAuth server, for demos and CI')
+    .addOption(new Option('--host <host>', 'loopback address to listen on').default('127.0.0.1'))
+    .addOption(new Option('--port <port>', 'port (0: any free port)').default(0).argParser(integer(0, 65535)))
+    .option('--seed <file>', 'tokens, clients and knobs to start with (YAML or JSON)')
+    .option('--env-out <file>', 'write the ROTATOR_* settings a rotator needs, client secret included, to this 0600 file')
+    .addOption(new Option('--latency <ms>', 'delay every API answer').argParser(integer(0, 60_000)))
+    .addOption(new Option('--rate-limit <n>', 'requests per minute per caller before 429').argParser(integer(1, 1_000_000)))
+    .action(async (options) => {
+      // Loaded only here: the authorization server is heavy and the rotator itself never needs it.
+      const { emulatorCommand } = await import('./commands/emulator.js');
+      exitCode = await emulatorCommand(options, io);
+    });
+
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return exitCode;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      return error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
+    if (error instanceof ConfigError) {
+      io.stderr.write(`token-rotator: ${scrubSecrets(error.message)}\n`);
+      return EXIT.usage;
+    }
+    const message = error instanceof RotatorError ? `${error.code}: ${error.message}` : `unexpected error: ${(error as Error)?.stack ?? error}`;
+    io.stderr.write(`token-rotator: ${scrubSecrets(message)}\n`);
+    return EXIT.failed;
+  }
+}

@@ -1,0 +1,213 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import { parse as parseDotenv } from 'dotenv';
+import { ConfigError, type ConfigIssue } from '../errors.js';
+import { Secret } from '../secret.js';
+import { parseDuration } from './duration.js';
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+export const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt'] as const;
+export type AuthMethod = (typeof AUTH_METHODS)[number];
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export type AuthSettings =
+  | {
+      kind: 'oauth';
+      /** Discovery (`/.well-known/...`) from the issuer, or a bare token endpoint. */
+      issuer: URL | undefined;
+      tokenUrl: URL | undefined;
+      clientId: string;
+      method: AuthMethod;
+      clientSecret: Secret | undefined;
+      /** PEM (PKCS#8) or JWK text, for private_key_jwt. */
+      privateKey: Secret | undefined;
+      scope: string | undefined;
+      resource: string | undefined;
+    }
+  | { kind: 'static'; accessToken: Secret };
+
+export interface Settings {
+  apiUrl: URL;
+  auth: AuthSettings;
+  orgId: string | undefined;
+  stateDir: string;
+  logLevel: LogLevel;
+  httpTimeoutMs: number;
+  concurrency: number;
+}
+
+/** Every variable this tool reads; each also accepted as `NAME_FILE` (a path to read it from). */
+export const VARIABLES = [
+  'ROTATOR_CONFIG',
+  'ROTATOR_API_URL',
+  'ROTATOR_OAUTH_ISSUER',
+  'ROTATOR_OAUTH_TOKEN_URL',
+  'ROTATOR_OAUTH_CLIENT_ID',
+  'ROTATOR_OAUTH_CLIENT_SECRET',
+  'ROTATOR_OAUTH_SCOPE',
+  'ROTATOR_OAUTH_RESOURCE',
+  'ROTATOR_OAUTH_AUTH_METHOD',
+  'ROTATOR_OAUTH_PRIVATE_KEY',
+  'ROTATOR_ACCESS_TOKEN',
+  'ROTATOR_ORG_ID',
+  'ROTATOR_STATE_DIR',
+  'ROTATOR_LOG_LEVEL',
+  'ROTATOR_HTTP_TIMEOUT',
+  'ROTATOR_CONCURRENCY',
+] as const;
+
+/**
+ * The environment as this process sees it: the env file's values under the real environment (a
+ * variable set in the environment wins, as with dotenv), then every `NAME_FILE` read in place of
+ * `NAME`. The file is read only when given or when `./.env` exists.
+ */
+export function readEnvironment(env: Env, options: { envFile: string | undefined; cwd: string }): Env {
+  const issues: ConfigIssue[] = [];
+  let fromFile: Record<string, string> = {};
+  const envFile = options.envFile ?? (existsSync(resolve(options.cwd, '.env')) ? '.env' : undefined);
+  if (envFile !== undefined) {
+    try {
+      fromFile = parseDotenv(readFileSync(resolve(options.cwd, envFile)));
+    } catch (error) {
+      issues.push({ path: `--env-file ${envFile}`, message: `cannot read: ${(error as NodeJS.ErrnoException).code ?? error}` });
+    }
+  }
+  const merged: Record<string, string | undefined> = { ...fromFile, ...env };
+  for (const name of VARIABLES) {
+    const pathVar = `${name}_FILE`;
+    const path = merged[pathVar];
+    if (path === undefined || path === '') continue;
+    if (merged[name] !== undefined && merged[name] !== '') {
+      issues.push({ path: `env.${pathVar}`, message: `both ${name} and ${pathVar} are set; set one` });
+      continue;
+    }
+    try {
+      // Secret files written by editors and `kubectl create secret --from-file` often end in a newline.
+      merged[name] = readFileSync(resolve(options.cwd, path), 'utf8').replace(/\r?\n$/, '');
+    } catch (error) {
+      issues.push({ path: `env.${pathVar}`, message: `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? error}` });
+    }
+  }
+  if (issues.length > 0) throw new ConfigError(issues);
+  return merged;
+}
+
+const LOOPBACK_HOSTS = new Set(['localhost', '[::1]']);
+
+export function isLoopbackHost(hostname: string): boolean {
+  return LOOPBACK_HOSTS.has(hostname) || /^127(?:\.\d{1,3}){3}$/.test(hostname);
+}
+
+/** Plain http would send the access token and the new secrets in clear; only loopback may use it. */
+function readUrl(env: Env, name: string, issues: ConfigIssue[], required: boolean): URL | undefined {
+  const value = env[name];
+  if (value === undefined || value === '') {
+    if (required) issues.push({ path: `env.${name}`, message: 'required' });
+    return undefined;
+  }
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    issues.push({ path: `env.${name}`, message: 'not a URL; expected https://host[:port][/path]' });
+    return undefined;
+  }
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
+    issues.push({ path: `env.${name}`, message: `plain http:// is only allowed for loopback hosts (127.0.0.1, ::1, localhost); use https://` });
+    return undefined;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    issues.push({ path: `env.${name}`, message: `must be an https:// URL` });
+    return undefined;
+  }
+  if (url.username || url.password) {
+    issues.push({ path: `env.${name}`, message: 'must not carry credentials' });
+    return undefined;
+  }
+  return url;
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T, issues: ConfigIssue[]): T {
+  const value = env[name];
+  if (value === undefined || value === '') return fallback;
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  issues.push({ path: `env.${name}`, message: `must be one of: ${allowed.join(', ')}` });
+  return fallback;
+}
+
+const present = (env: Env, name: string) => env[name] !== undefined && env[name] !== '';
+
+function readAuth(env: Env, issues: ConfigIssue[]): AuthSettings | undefined {
+  const oauthVars = VARIABLES.filter((v) => v.startsWith('ROTATOR_OAUTH_') && present(env, v));
+  if (present(env, 'ROTATOR_ACCESS_TOKEN')) {
+    if (oauthVars.length > 0) {
+      issues.push({ path: 'env.ROTATOR_ACCESS_TOKEN', message: `set either a static access token or OAuth (${oauthVars.join(', ')}), not both` });
+      return undefined;
+    }
+    return { kind: 'static', accessToken: new Secret(env.ROTATOR_ACCESS_TOKEN!) };
+  }
+  const before = issues.length;
+  const issuer = readUrl(env, 'ROTATOR_OAUTH_ISSUER', issues, false);
+  const tokenUrl = readUrl(env, 'ROTATOR_OAUTH_TOKEN_URL', issues, false);
+  if (!present(env, 'ROTATOR_OAUTH_ISSUER') && !present(env, 'ROTATOR_OAUTH_TOKEN_URL')) {
+    issues.push({ path: 'env', message: 'no credentials: set ROTATOR_OAUTH_ISSUER or ROTATOR_OAUTH_TOKEN_URL with ROTATOR_OAUTH_CLIENT_ID and ROTATOR_OAUTH_CLIENT_SECRET, or ROTATOR_ACCESS_TOKEN' });
+    return undefined;
+  }
+  if (present(env, 'ROTATOR_OAUTH_ISSUER') && present(env, 'ROTATOR_OAUTH_TOKEN_URL')) {
+    issues.push({ path: 'env.ROTATOR_OAUTH_TOKEN_URL', message: 'set either ROTATOR_OAUTH_ISSUER (discovery) or ROTATOR_OAUTH_TOKEN_URL, not both' });
+  }
+  const clientId = env.ROTATOR_OAUTH_CLIENT_ID;
+  if (!clientId) issues.push({ path: 'env.ROTATOR_OAUTH_CLIENT_ID', message: 'required with OAuth' });
+  const method = oneOf(env, 'ROTATOR_OAUTH_AUTH_METHOD', AUTH_METHODS, 'client_secret_basic', issues);
+  const clientSecret = present(env, 'ROTATOR_OAUTH_CLIENT_SECRET') ? new Secret(env.ROTATOR_OAUTH_CLIENT_SECRET!) : undefined;
+  const privateKey = present(env, 'ROTATOR_OAUTH_PRIVATE_KEY') ? new Secret(env.ROTATOR_OAUTH_PRIVATE_KEY!) : undefined;
+  if (method === 'private_key_jwt') {
+    if (!privateKey) issues.push({ path: 'env.ROTATOR_OAUTH_PRIVATE_KEY_FILE', message: 'required with ROTATOR_OAUTH_AUTH_METHOD=private_key_jwt' });
+  } else if (!clientSecret) {
+    issues.push({ path: 'env.ROTATOR_OAUTH_CLIENT_SECRET', message: `required with ${method} (or set ROTATOR_OAUTH_CLIENT_SECRET_FILE)` });
+  }
+  if (issues.length > before) return undefined;
+  return {
+    kind: 'oauth',
+    issuer,
+    tokenUrl,
+    clientId: clientId!,
+    method,
+    clientSecret,
+    privateKey,
+    scope: env.ROTATOR_OAUTH_SCOPE || undefined,
+    resource: env.ROTATOR_OAUTH_RESOURCE || undefined,
+  };
+}
+
+function positiveInteger(env: Env, name: string, fallback: number, max: number, issues: ConfigIssue[]): number {
+  const value = env[name];
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > max) {
+    issues.push({ path: `env.${name}`, message: `must be a whole number from 1 to ${max}` });
+    return fallback;
+  }
+  return n;
+}
+
+/** Checks the whole environment at once and throws every problem together. No network, no writes. */
+export function readSettings(env: Env, cwd: string): Settings {
+  const issues: ConfigIssue[] = [];
+  const apiUrl = readUrl(env, 'ROTATOR_API_URL', issues, true);
+  const auth = readAuth(env, issues);
+  const logLevel = oneOf(env, 'ROTATOR_LOG_LEVEL', LOG_LEVELS, 'info', issues);
+  let httpTimeoutMs = 30_000;
+  if (present(env, 'ROTATOR_HTTP_TIMEOUT')) {
+    const parsed = parseDuration(env.ROTATOR_HTTP_TIMEOUT!);
+    if (!parsed.ok || parsed.ms < 1000) issues.push({ path: 'env.ROTATOR_HTTP_TIMEOUT', message: 'must be a duration of at least 1s, such as 30s' });
+    else httpTimeoutMs = parsed.ms;
+  }
+  const concurrency = positiveInteger(env, 'ROTATOR_CONCURRENCY', 4, 64, issues);
+  const stateDirValue = env.ROTATOR_STATE_DIR || '.token-rotator';
+  const stateDir = isAbsolute(stateDirValue) ? stateDirValue : resolve(cwd, stateDirValue);
+  if (issues.length > 0 || !apiUrl || !auth) throw new ConfigError(issues);
+  return { apiUrl, auth, orgId: env.ROTATOR_ORG_ID || undefined, stateDir, logLevel, httpTimeoutMs, concurrency };
+}

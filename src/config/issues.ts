@@ -1,0 +1,53 @@
+import type { z } from 'zod';
+import type { ConfigIssue } from '../errors.js';
+
+/** `['tokens', 1, 'sinks', 0, 'path']` -> `tokens[1].sinks[0].path` */
+export function formatPath(path: ReadonlyArray<PropertyKey>, prefix = ''): string {
+  let out = prefix;
+  for (const part of path) {
+    if (typeof part === 'number') out += `[${part}]`;
+    else out += out === '' ? String(part) : `.${String(part)}`;
+  }
+  return out === '' ? '(top level)' : out;
+}
+
+function describeInput(input: unknown): string {
+  if (input === null) return 'null';
+  if (Array.isArray(input)) return 'a list';
+  return typeof input === 'object' ? 'a mapping' : typeof input;
+}
+
+/**
+ * Zod's default wording is written for developers; these are for the person editing a policy file.
+ * Every issue keeps its full path, and unknown keys are reported one per key with what is allowed.
+ */
+export function fromZodIssues(issues: readonly z.core.$ZodIssue[], prefix = ''): ConfigIssue[] {
+  const out: ConfigIssue[] = [];
+  for (const issue of issues) {
+    const path = issue.path as PropertyKey[];
+    switch (issue.code) {
+      case 'invalid_type': {
+        const input = (issue as { input?: unknown }).input;
+        out.push({
+          path: formatPath(path, prefix),
+          message: input === undefined ? 'required' : `expected ${issue.expected}, got ${describeInput(input)}`,
+        });
+        break;
+      }
+      case 'unrecognized_keys':
+        for (const key of issue.keys) {
+          out.push({ path: formatPath([...path, key], prefix), message: `unknown key (${issue.message})` });
+        }
+        break;
+      case 'invalid_value':
+        out.push({
+          path: formatPath(path, prefix),
+          message: `must be one of: ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`,
+        });
+        break;
+      default:
+        out.push({ path: formatPath(path, prefix), message: issue.message });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,70 @@
+import { z } from 'zod';
+import { DURATION_HELP, parseDuration } from './duration.js';
+import { strictObject } from './strict-object.js';
+
+/** A duration string, turned into milliseconds, with the problem named when it is not one. */
+const duration = z.string({ error: `must be ${DURATION_HELP}` }).transform((text, ctx) => {
+  const parsed = parseDuration(text);
+  if (!parsed.ok) {
+    ctx.issues.push({ code: 'custom', message: parsed.message, input: text });
+    return z.NEVER;
+  }
+  return parsed.ms;
+});
+
+const renewBefore = z.string({ error: `must be ${DURATION_HELP}, or a share of the lifetime such as "33%"` }).transform(
+  (text, ctx): { kind: 'duration'; ms: number } | { kind: 'share'; percent: number } => {
+    const share = /^(\d+(?:\.\d+)?)\s*%$/.exec(text.trim());
+    if (share) {
+      const percent = Number(share[1]);
+      if (percent <= 0 || percent >= 100) {
+        ctx.issues.push({ code: 'custom', message: 'a share must be between 0% and 100%, exclusive', input: text });
+        return z.NEVER;
+      }
+      return { kind: 'share', percent };
+    }
+    const parsed = parseDuration(text);
+    if (!parsed.ok) {
+      ctx.issues.push({ code: 'custom', message: `${parsed.message}, or a share such as "33%"`, input: text });
+      return z.NEVER;
+    }
+    return { kind: 'duration', ms: parsed.ms };
+  },
+);
+
+const lifetime = z.union([z.literal('never'), duration], {
+  error: `must be ${DURATION_HELP}, or "never"`,
+});
+
+const maxAge = duration.nullable();
+
+/** The rotation settings shared by `defaults` and each token; every one is optional in both places. */
+const settingsShape = {
+  renewBefore: renewBefore.optional(),
+  overlap: duration.optional(),
+  lifetime: lifetime.optional(),
+  maxAge: maxAge.optional(),
+};
+
+export const TOKEN_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+const tokenSchema = strictObject({
+  name: z
+    .string()
+    .regex(TOKEN_NAME_PATTERN, 'must start with a letter or digit and hold only letters, digits, ".", "_" and "-" (at most 128)'),
+  id: z.string().min(1, 'must not be empty'),
+  ...settingsShape,
+  // Each sink is checked by its own type's parser, so here only the shape of the list is.
+  sinks: z
+    .array(z.unknown(), { error: 'must be a list of sinks' })
+    .min(1, 'at least one sink is required: a rotated secret must be delivered somewhere'),
+});
+
+export const policySchema = strictObject({
+  version: z.literal(1, { error: 'must be 1' }),
+  defaults: strictObject(settingsShape).optional(),
+  tokens: z.array(tokenSchema, { error: 'must be a list of tokens' }),
+});
+
+export type RawPolicy = z.output<typeof policySchema>;
+export type RawSettings = z.output<ReturnType<typeof strictObject<typeof settingsShape>>>;

@@ -1,0 +1,46 @@
+/**
+ * Faults the emulator injects, to rehearse what the real service and the network do on bad days.
+ * `commit: true` makes a regenerate happen on the service before the fault, as when an answer is
+ * lost after the service acted on the request.
+ */
+export type FaultAction =
+  | { kind: 'status'; status: number; message?: string; headers?: Record<string, string>; commit?: boolean }
+  /** Close the connection without an answer (a reset). */
+  | { kind: 'drop'; commit?: boolean }
+  /**
+   * Hold the request for `ms` (longer than the client's timeout: a timeout). With `commit`, the
+   * regenerate takes place first and only the answer is held.
+   */
+  | { kind: 'hang'; ms: number; commit?: boolean }
+  /** Commit, then answer 200 without the `token` field. */
+  | { kind: 'omit-token' };
+
+export interface FaultRule {
+  op: 'retrieve' | 'regenerate';
+  /** Only for this token id; any when absent. */
+  id?: string;
+  /** How many requests it applies to; then it is used up. */
+  times?: number;
+  action: FaultAction;
+}
+
+export class FaultPlan {
+  #rules: Array<FaultRule & { remaining: number }> = [];
+
+  add(rule: FaultRule): void {
+    this.#rules.push({ ...rule, remaining: rule.times ?? 1 });
+  }
+
+  clear(): void {
+    this.#rules = [];
+  }
+
+  /** The first matching rule, used once. */
+  take(op: FaultRule['op'], id: string): FaultAction | undefined {
+    const rule = this.#rules.find((r) => r.op === op && (r.id === undefined || r.id === id) && r.remaining > 0);
+    if (!rule) return undefined;
+    rule.remaining -= 1;
+    if (rule.remaining === 0) this.#rules = this.#rules.filter((r) => r !== rule);
+    return rule.action;
+  }
+}

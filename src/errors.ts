@@ -1,0 +1,86 @@
+/**
+ * One error family with stable codes (the code is on the class and on the instance, as in `jose`).
+ * Messages name the token, the step and what to do; they never carry a secret or a header value.
+ * `cause` is only ever set to something that holds no request options: see `api/translate-error.ts`.
+ */
+export interface ConfigIssue {
+  /** Where the problem is: `tokens[1].sinks[0].path`, `env.ROTATOR_API_URL`, or a file name. */
+  path: string;
+  message: string;
+}
+
+export class RotatorError extends Error {
+  static readonly code: string = 'ERR_ROTATOR';
+  readonly code: string;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = (new.target as typeof RotatorError).code;
+  }
+}
+
+/** Bad policy, environment or arguments. Always found before any network call; exit code 2. */
+export class ConfigError extends RotatorError {
+  static override readonly code: string = 'ERR_CONFIG';
+  readonly issues: readonly ConfigIssue[];
+
+  constructor(issues: readonly ConfigIssue[]) {
+    super(formatIssues(issues));
+    this.issues = issues;
+  }
+}
+
+export function formatIssues(issues: readonly ConfigIssue[]): string {
+  const noun = issues.length === 1 ? 'problem' : 'problems';
+  return `${issues.length} configuration ${noun}:\n${issues.map((i) => `  ${i.path}: ${i.message}`).join('\n')}`;
+}
+
+/** The authorization server refused or could not be reached. */
+export class AuthError extends RotatorError {
+  static override readonly code: string = 'ERR_AUTH';
+}
+
+export type ApiOperation = 'retrieve' | 'regenerate';
+
+/** The token service answered with an error, or could not be reached. */
+export class ApiError extends RotatorError {
+  static override readonly code: string = 'ERR_API';
+  readonly op: ApiOperation;
+  readonly status: number | undefined;
+  readonly traceId: string | undefined;
+  readonly serviceMessage: string | undefined;
+
+  constructor(
+    message: string,
+    details: { op: ApiOperation; status?: number; traceId?: string; serviceMessage?: string; cause?: unknown },
+  ) {
+    super(message, { cause: details.cause });
+    this.op = details.op;
+    this.status = details.status;
+    this.traceId = details.traceId;
+    this.serviceMessage = details.serviceMessage;
+  }
+}
+
+/**
+ * Regenerate may or may not have been committed by the service (timeout, reset, 5xx, 200 without a
+ * token). Sending it again blindly could mint a second token and lose the first one's secret.
+ */
+export class RegenerateOutcomeUnknownError extends ApiError {
+  static override readonly code: string = 'ERR_REGENERATE_OUTCOME_UNKNOWN';
+}
+
+/** The service answered 200 with a body that is not what the contract says. */
+export class ApiResponseError extends ApiError {
+  static override readonly code: string = 'ERR_API_RESPONSE';
+}
+
+export class SinkError extends RotatorError {
+  static override readonly code: string = 'ERR_SINK';
+}
+
+/** The state store is unreadable or was written by something else; never silently reset. */
+export class StateError extends RotatorError {
+  static override readonly code: string = 'ERR_STATE';
+}

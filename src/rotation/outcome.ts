@@ -1,0 +1,33 @@
+import type { CheckName } from '../policy/decide.js';
+import type { WriteResult } from '../sinks/sink.js';
+
+export interface SinkOutcome {
+  sink: string;
+  result: WriteResult | 'failed';
+  error?: string;
+}
+
+/** What happened to one token in a run: everything the table, the JSON and the audit need, no secret. */
+export interface TokenOutcome {
+  name: string;
+  action: 'rotated' | 'skipped' | 'failed';
+  check?: CheckName;
+  reason: string;
+  /** The id retrieved at the start of the run. */
+  oldId: string;
+  /** The current token's expiry at the start of the run. */
+  expiresAt: string | null;
+  newId?: string;
+  newExpiresAt?: string | null;
+  /** When the replaced token stops working. */
+  existingTokenExpiresAt?: string;
+  sinks: SinkOutcome[];
+  error?: { code: string; message: string };
+}
+
+export const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+export function errorSummary(error: unknown): { code: string; message: string } {
+  const e = error as { code?: unknown; message?: unknown };
+  return { code: typeof e?.code === 'string' ? e.code : 'ERR_UNEXPECTED', message: String(e?.message ?? error) };
+}

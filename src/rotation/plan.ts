@@ -1,0 +1,32 @@
+import pLimit from 'p-limit';
+import type { Policy } from '../config/types.js';
+import { checkToken } from './check-token.js';
+import type { RotationDeps } from './deps.js';
+import { errorSummary, iso } from './outcome.js';
+
+export interface PlanEntry {
+  name: string;
+  id: string;
+  expiresAt: string | null;
+  action: 'rotate' | 'skip' | 'error';
+  reason: string;
+  dueAt: string | null;
+}
+
+/** The decisions `once` would take now, with nothing written anywhere. */
+export async function planAll(policy: Policy, deps: Pick<RotationDeps, 'api' | 'state' | 'clock' | 'logger'>, options: { concurrency: number }): Promise<PlanEntry[]> {
+  const limit = pLimit(options.concurrency);
+  return Promise.all(
+    policy.tokens.map((policyToken) =>
+      limit(async (): Promise<PlanEntry> => {
+        try {
+          const { token, decision } = await checkToken(policyToken, deps);
+          return { name: policyToken.name, id: token.id, expiresAt: iso(token.expiresAt), action: decision.action, reason: decision.reason, dueAt: iso(decision.dueAt) };
+        } catch (error) {
+          deps.logger.error({ tokenName: policyToken.name, err: error }, 'check failed');
+          return { name: policyToken.name, id: policyToken.id, expiresAt: null, action: 'error', reason: errorSummary(error).message, dueAt: null };
+        }
+      }),
+    ),
+  );
+}

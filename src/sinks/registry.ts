@@ -1,0 +1,18 @@
+import { fileSinkFactory, type FileSinkConfig } from './file/file-sink.js';
+import type { SinkFactory } from './sink.js';
+
+/** Every sink type, checked by the compiler: a new type is one entry here and one folder. */
+export const sinkFactories = {
+  file: fileSinkFactory,
+} satisfies { [K in SinkConfig['type']]: SinkFactory<Extract<SinkConfig, { type: K }>> };
+
+export type SinkConfig = FileSinkConfig;
+export type SinkType = SinkConfig['type'];
+
+export function isSinkType(type: unknown): type is SinkType {
+  return typeof type === 'string' && Object.hasOwn(sinkFactories, type);
+}
+
+export function createSink(config: SinkConfig) {
+  return sinkFactories[config.type].create(config);
+}

@@ -1,0 +1,33 @@
+import { z } from 'zod';
+
+export const STATE_VERSION = 1;
+/** Earlier ids kept per name: enough to answer "which token was this?" for a year of monthly rotations. */
+export const MAX_LINEAGE = 24;
+
+const isoDate = z.iso.datetime({ offset: true });
+
+export const stateRecordSchema = z.strictObject({
+  version: z.literal(STATE_VERSION),
+  name: z.string().min(1),
+  /** The id to retrieve next; it changes on every regeneration. */
+  currentId: z.string().min(1),
+  /** The current token's expiry as last seen; null: never expires. */
+  expiresAt: isoDate.nullable(),
+  /** The policy id this lineage started from. */
+  adoptedId: z.string().min(1),
+  adoptedAt: isoDate,
+  lastRotatedAt: isoDate.nullable(),
+  /** Sinks (by description) that the last rotation could not write to. */
+  undeliveredSinks: z.array(z.string()),
+  /** Earlier ids, newest first. */
+  lineage: z.array(
+    z.strictObject({
+      id: z.string().min(1),
+      replacedAt: isoDate,
+      /** When the replaced token stops (stopped) working. */
+      expiresAt: isoDate.nullable(),
+    }),
+  ),
+});
+
+export type StateRecord = z.output<typeof stateRecordSchema>;

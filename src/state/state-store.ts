@@ -1,0 +1,9 @@
+import type { StateRecord } from './state-record.js';
+
+/** Where each name's lineage lives between runs. */
+export interface StateStore {
+  /** Where it is, for messages. */
+  describe(): string;
+  read(name: string): Promise<StateRecord | undefined>;
+  write(record: StateRecord): Promise<void>;
+}
