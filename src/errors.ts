@@ -26,8 +26,10 @@ export class ConfigError extends RotatorError {
   readonly issues: readonly ConfigIssue[];
 
   constructor(issues: readonly ConfigIssue[]) {
-    super(formatIssues(issues));
-    this.issues = issues;
+    // Grouped by where they are, so a token's problems read together (tokens[2] before tokens[10]).
+    const sorted = [...issues].sort((a, b) => a.path.localeCompare(b.path, 'en', { numeric: true }));
+    super(formatIssues(sorted));
+    this.issues = sorted;
   }
 }
 

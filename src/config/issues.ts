@@ -42,7 +42,10 @@ export function fromZodIssues(issues: readonly z.core.$ZodIssue[], prefix = ''):
       case 'invalid_value':
         out.push({
           path: formatPath(path, prefix),
-          message: `must be one of: ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`,
+          message:
+            issue.values.length === 1
+              ? `must be ${JSON.stringify(issue.values[0])}`
+              : `must be one of: ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`,
         });
         break;
       default:

@@ -31,65 +31,78 @@ export async function loadPolicy(path: string): Promise<Policy> {
 
 export function parsePolicy(text: string, file: string): Policy {
   // YAML 1.2 is a superset of JSON, so one parser serves both, with line numbers for both.
-  const document = parseDocument(text, { prettyErrors: false, uniqueKeys: true });
+  const document = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (document.errors.length > 0) {
     throw new ConfigError(
       document.errors.map((e) => ({
         path: `${file}:${e.linePos?.[0]?.line ?? '?'}:${e.linePos?.[0]?.col ?? '?'}`,
-        message: e.message.split('\n')[0] ?? e.message,
+        message: (e.message.split('\n')[0] ?? e.message).replace(/ at line \d+, column \d+:?$/, ''),
       })),
     );
   }
-  const parsed = policySchema.safeParse(document.toJS(), { reportInput: true });
-  if (!parsed.success) throw new ConfigError(fromZodIssues(parsed.error.issues));
+  const raw = document.toJS() as unknown;
+  const parsed = policySchema.safeParse(raw, { reportInput: true });
+  const issues: ConfigIssue[] = parsed.success ? [] : fromZodIssues(parsed.error.issues);
+  // Sinks are checked even when the rest is malformed, so one run reports every problem.
+  const rawTokens = (raw as { tokens?: unknown })?.tokens;
+  const sinksByToken = Array.isArray(rawTokens)
+    ? rawTokens.map((token, index) => parseSinks((token as { sinks?: unknown })?.sinks, `tokens[${index}]`, dirname(file), issues))
+    : [];
+  if (!parsed.success) throw new ConfigError(issues);
 
-  const issues: ConfigIssue[] = [];
-  const policyDir = dirname(file);
   const defaults = mergeSettings(BUILT_IN_DEFAULTS, parsed.data.defaults ?? {});
   const seenNames = new Map<string, number>();
   const seenIds = new Map<string, number>();
   const seenTargets = new Map<string, string>();
-
-  const tokens: TokenPolicy[] = parsed.data.tokens.map((raw, index) => {
+  const tokens: TokenPolicy[] = parsed.data.tokens.map((token, index) => {
     const at = `tokens[${index}]`;
-    const firstWithName = seenNames.get(raw.name);
-    if (firstWithName !== undefined) issues.push({ path: `${at}.name`, message: `'${raw.name}' is already used by tokens[${firstWithName}]; names must be unique` });
-    else seenNames.set(raw.name, index);
-    const firstWithId = seenIds.get(raw.id);
+    const firstWithName = seenNames.get(token.name);
+    if (firstWithName !== undefined) issues.push({ path: `${at}.name`, message: `'${token.name}' is already used by tokens[${firstWithName}]; names must be unique` });
+    else seenNames.set(token.name, index);
+    const firstWithId = seenIds.get(token.id);
     if (firstWithId !== undefined) issues.push({ path: `${at}.id`, message: `the same token as tokens[${firstWithId}]; one token, one name` });
-    else seenIds.set(raw.id, index);
+    else seenIds.set(token.id, index);
 
-    const settings = mergeSettings(defaults, raw);
-    issues.push(...checkSettings(settings, at, raw));
+    const settings = mergeSettings(defaults, token);
+    issues.push(...checkSettings(settings, at, token));
 
-    const sinks: SinkConfig[] = [];
-    raw.sinks.forEach((rawSink, sinkIndex) => {
-      const sinkAt = `${at}.sinks[${sinkIndex}]`;
-      const type = (rawSink as { type?: unknown } | null)?.type;
-      if (!isSinkType(type)) {
-        const allowed = Object.keys(sinkFactories).join(', ');
-        issues.push({
-          path: `${sinkAt}.type`,
-          message: type === undefined ? `required; one of: ${allowed}` : `unknown sink type ${JSON.stringify(type)}; one of: ${allowed}`,
-        });
-        return;
-      }
-      const result = sinkFactories[type].parse(rawSink, { policyDir });
-      if (!result.ok) {
-        issues.push(...result.issues.map((i) => ({ path: `${sinkAt}.${i.path}`.replace('.(top level)', ''), message: i.message })));
-        return;
-      }
-      const target = sinkFactories[type].target(result.config);
+    const sinks = sinksByToken[index] ?? [];
+    for (const { config, at: sinkAt } of sinks) {
+      const target = sinkFactories[config.type].target(config);
       const firstAt = seenTargets.get(target);
       if (firstAt) issues.push({ path: sinkAt, message: `writes to the same place as ${firstAt}` });
       else seenTargets.set(target, sinkAt);
-      sinks.push(result.config);
-    });
-    return { name: raw.name, id: raw.id, settings, sinks };
+    }
+    return { name: token.name, id: token.id, settings, sinks: sinks.map((s) => s.config) };
   });
 
   if (issues.length > 0) throw new ConfigError(issues);
   return { file, tokens };
+}
+
+/** Each sink by its own type's parser; problems are added to `issues` with their full path. */
+function parseSinks(rawSinks: unknown, at: string, policyDir: string, issues: ConfigIssue[]): Array<{ config: SinkConfig; at: string }> {
+  if (!Array.isArray(rawSinks)) return [];
+  const sinks: Array<{ config: SinkConfig; at: string }> = [];
+  rawSinks.forEach((rawSink, sinkIndex) => {
+    const sinkAt = `${at}.sinks[${sinkIndex}]`;
+    const type = (rawSink as { type?: unknown } | null)?.type;
+    if (!isSinkType(type)) {
+      const allowed = Object.keys(sinkFactories).join(', ');
+      issues.push({
+        path: `${sinkAt}.type`,
+        message: type === undefined ? `required; one of: ${allowed}` : `unknown sink type ${JSON.stringify(type)}; one of: ${allowed}`,
+      });
+      return;
+    }
+    const result = sinkFactories[type].parse(rawSink, { policyDir });
+    if (!result.ok) {
+      issues.push(...result.issues.map((i) => ({ path: i.path === '(top level)' ? sinkAt : `${sinkAt}.${i.path}`, message: i.message })));
+      return;
+    }
+    sinks.push({ config: result.config, at: sinkAt });
+  });
+  return sinks;
 }
 
 function mergeSettings(base: RotationSettings, raw: RawSettings): RotationSettings {

@@ -1,0 +1,94 @@
+import { lstat, mkdir, readFile, readdir, stat, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { SinkError } from '../../src/errors.js';
+import { fileSinkFactory, type FileSinkConfig } from '../../src/sinks/file/file-sink.js';
+import { Secret } from '../../src/secret.js';
+import { expectNoLeak } from '../helpers/leaks.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+
+const SECRET = 'xaat-canary-file-sink-0200';
+const meta = { name: 'ingest', id: 'tok-1', expiresAt: new Date('2026-12-22T12:00:00Z') };
+
+function sink(dir: string, raw: Record<string, unknown>) {
+  const parsed = fileSinkFactory.parse({ type: 'file', ...raw }, { policyDir: dir });
+  if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
+  return { sink: fileSinkFactory.create(parsed.config), config: parsed.config as FileSinkConfig };
+}
+
+describe('file sink', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await makeTempDir();
+  });
+
+  it('writes exactly the secret, mode 0600, creating missing folders 0700', async () => {
+    const { sink: s, config } = sink(dir, { path: 'deep/er/ingest.token' });
+    expect(await s.write(new Secret(SECRET), meta, {})).toBe('created');
+    expect(await readFile(config.path, 'utf8')).toBe(SECRET);
+    expect((await stat(config.path)).mode & 0o777).toBe(0o600);
+    expect((await stat(join(dir, 'deep'))).mode & 0o777).toBe(0o700);
+    expect((await stat(join(dir, 'deep/er'))).mode & 0o777).toBe(0o700);
+  });
+
+  it('answers unchanged for the same secret, updated for a new one, and leaves no temporary files', async () => {
+    const { sink: s, config } = sink(dir, { path: 'a.token' });
+    await s.write(new Secret(SECRET), meta, {});
+    expect(await s.write(new Secret(SECRET), meta, {})).toBe('unchanged');
+    expect(await s.write(new Secret(`${SECRET}-next`), meta, {})).toBe('updated');
+    expect(await readFile(config.path, 'utf8')).toBe(`${SECRET}-next`);
+    expect(await readdir(dir)).toEqual(['a.token']);
+  });
+
+  it('writes env and json formats', async () => {
+    const env = sink(dir, { path: 'a.env', format: 'env', key: 'INGEST_TOKEN' });
+    await env.sink.write(new Secret(SECRET), meta, {});
+    expect(await readFile(env.config.path, 'utf8')).toBe(`INGEST_TOKEN=${SECRET}\n`);
+    const json = sink(dir, { path: 'a.json', format: 'json' });
+    await json.sink.write(new Secret(SECRET), meta, {});
+    expect(JSON.parse(await readFile(json.config.path, 'utf8'))).toEqual({ name: 'ingest', id: 'tok-1', expiresAt: '2026-12-22T12:00:00.000Z', token: SECRET });
+  });
+
+  it('quotes an env value that the dotenv dialect would otherwise misread', async () => {
+    const env = sink(dir, { path: 'q.env', format: 'env' });
+    await env.sink.write(new Secret('abc def"$x'), meta, {});
+    expect(await readFile(env.config.path, 'utf8')).toBe('AXIOM_TOKEN="abc def\\"\\$x"\n');
+  });
+
+  it('applies a configured group-readable mode despite the umask', async () => {
+    const { sink: s, config } = sink(dir, { path: 'g.token', mode: '0640' });
+    await s.write(new Secret(SECRET), meta, {});
+    expect((await stat(config.path)).mode & 0o777).toBe(0o640);
+  });
+
+  it('refuses to write through a symlink, and leaves its target alone', async () => {
+    await writeFile(join(dir, 'elsewhere'), 'precious');
+    await symlink(join(dir, 'elsewhere'), join(dir, 'link.token'));
+    const { sink: s } = sink(dir, { path: 'link.token' });
+    const error = await s.write(new Secret(SECRET), meta, {}).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SinkError);
+    expect((error as Error).message).toMatch(/symbolic link; refusing/);
+    expect(await readFile(join(dir, 'elsewhere'), 'utf8')).toBe('precious');
+    expect((await lstat(join(dir, 'link.token'))).isSymbolicLink()).toBe(true);
+    expectNoLeak({ error: String((error as Error).message) }, [SECRET]);
+  });
+
+  it('names a folder blocked by a file, without the secret', async () => {
+    await writeFile(join(dir, 'blocked'), 'a file, not a folder');
+    const { sink: s } = sink(dir, { path: 'blocked/a.token' });
+    const error = (await s.write(new Secret(SECRET), meta, {}).catch((e: unknown) => e)) as SinkError;
+    expect(error.code).toBe('ERR_SINK');
+    expect(error.message).toMatch(/^cannot write file blocked\/a.token: a file is in the way of a folder/);
+    expectNoLeak({ error: error.message }, [SECRET]);
+  });
+
+  it('refuses a target that is a folder', async () => {
+    await mkdir(join(dir, 'folder.token'));
+    const { sink: s } = sink(dir, { path: 'folder.token' });
+    await expect(s.write(new Secret(SECRET), meta, {})).rejects.toThrow(/not a regular file/);
+  });
+
+  it('describes itself by path, never by content', () => {
+    expect(sink(dir, { path: 'x/y.token' }).sink.describe()).toBe('file x/y.token');
+  });
+});

@@ -1,0 +1,66 @@
+import { Writable } from 'node:stream';
+import { inspect } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../src/errors.js';
+import { createLogger } from '../../src/log/logger.js';
+import { Secret, scrubSecrets } from '../../src/secret.js';
+import { expectNoLeak } from '../helpers/leaks.js';
+
+function capture() {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
+  return { lines, logger: createLogger({ level: 'trace', destination: stream }) };
+}
+
+describe('Secret', () => {
+  const secret = new Secret('xaat-canary-secret-0100');
+
+  it.each([
+    ['String()', () => String(secret)],
+    ['template literal', () => `${secret}`],
+    ['JSON.stringify', () => JSON.stringify({ secret })],
+    ['util.inspect', () => inspect({ nested: { secret } })],
+  ])('prints as [REDACTED] through %s', (_how, print) => {
+    const text = print();
+    expect(text).toContain('[REDACTED]');
+    expect(text).not.toContain('xaat-canary-secret-0100');
+  });
+
+  it('gives its value only to reveal()', () => {
+    expect(secret.reveal()).toBe('xaat-canary-secret-0100');
+  });
+});
+
+describe('logger', () => {
+  it('censors secret-named fields wherever they are', () => {
+    const { lines, logger } = capture();
+    logger.info({ token: 'xaat-canary-0101', headers: { authorization: 'Bearer canary-0102' }, nested: { clientSecret: 'canary-0103', secret: 'canary-0104' } }, 'fields');
+    expectNoLeak({ log: lines.join('') }, ['xaat-canary-0101', 'canary-0102', 'canary-0103', 'canary-0104']);
+    expect(lines.join('')).toContain('[REDACTED]');
+  });
+
+  it('scrubs a known secret value that reached a message or an error by some other path', () => {
+    const secret = new Secret('xaat-canary-in-a-message-0105');
+    const { lines, logger } = capture();
+    logger.error({ err: new ApiError(`oops ${secret.reveal()}`, { op: 'retrieve' }) }, `also here: ${secret.reveal()}`);
+    expectNoLeak({ log: lines.join('') }, ['xaat-canary-in-a-message-0105']);
+  });
+
+  it('keeps the token name, which is not a secret', () => {
+    const { lines, logger } = capture();
+    logger.child({ tokenName: 'ingest-prod' }).info('checked');
+    expect(JSON.parse(lines[0]!)).toMatchObject({ tokenName: 'ingest-prod', msg: 'checked' });
+  });
+});
+
+describe('scrubSecrets', () => {
+  it('leaves short values alone so that ordinary words are not mangled', () => {
+    new Secret('abc');
+    expect(scrubSecrets('abc is fine')).toBe('abc is fine');
+  });
+});
