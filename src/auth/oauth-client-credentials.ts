@@ -25,12 +25,21 @@ async function clientAuthentication(settings: OAuthSettings): Promise<oidc.Clien
   }
 }
 
+function refused(where: string, code: string, description: string | undefined): AuthError {
+  const detail = description ? ` (${scrubSecrets(description)})` : '';
+  return new AuthError(`the authorization server at ${where} refused the client: ${code}${detail}`);
+}
+
 /** Turns openid-client's errors into ours: what the server said, never what we sent. */
 function translate(error: unknown, where: string): AuthError {
   if (error instanceof AuthError) return error;
   if (error instanceof oidc.ResponseBodyError) {
-    const description = error.error_description ? ` (${scrubSecrets(error.error_description)})` : '';
-    return new AuthError(`the authorization server at ${where} refused the client: ${error.error}${description}`);
+    return refused(where, error.error, error.error_description);
+  }
+  if (error instanceof oidc.WWWAuthenticateChallengeError) {
+    // A 401 answers with the error in a WWW-Authenticate challenge instead of the body.
+    const parameters = error.cause[0]?.parameters;
+    return refused(where, parameters?.error ?? `HTTP ${error.status}`, parameters?.error_description);
   }
   const e = error as Error & { code?: string; cause?: { code?: string } };
   const code = e.cause?.code ?? e.code;

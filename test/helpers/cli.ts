@@ -1,0 +1,59 @@
+import { execFile } from 'node:child_process';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { stringify } from 'yaml';
+import type { Emulator } from '../../src/emulator/start-emulator.js';
+
+export const CLI = resolve(import.meta.dirname, '../../dist/cli/main.js');
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built CLI as a user would; asynchronous, so an in-process emulator keeps serving. */
+export function runCli(args: string[], options: { cwd: string; env?: Record<string, string> }): Promise<CliResult> {
+  return new Promise((done) => {
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      // Only what the test gives: a developer's own ROTATOR_* variables must not leak in.
+      { cwd: options.cwd, env: { PATH: process.env.PATH ?? '', ...options.env }, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+        done({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+/** Writes an env file for the emulator's default client (0600, as a user would keep it). */
+export async function writeEmulatorEnv(emulator: Emulator, dir: string, extra: Record<string, string> = {}): Promise<string> {
+  const file = join(dir, 'rotator.env');
+  const env = { ...emulator.rotatorEnv(), ROTATOR_STATE_DIR: join(dir, 'state'), ...extra };
+  await writeFile(file, Object.entries(env).map(([k, v]) => `${k}=${v}`).join('\n') + '\n', { mode: 0o600 });
+  return file;
+}
+
+export async function writePolicy(dir: string, policy: unknown): Promise<string> {
+  const file = join(dir, 'rotation.yaml');
+  await writeFile(file, stringify(policy));
+  return file;
+}
+
+/** Everything a run left on disk under `dir`, except the sinks' own files, for leak checks. */
+export async function readStateFiles(dir: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  const files = await readdir(join(dir, 'state'), { recursive: true }).catch(() => [] as string[]);
+  for (const f of files) {
+    const text = await readFile(join(dir, 'state', f), 'utf8').catch(() => undefined);
+    if (text !== undefined) out[`state/${f}`] = text;
+  }
+  return out;
+}
+
+/** Every secret the emulator ever issued, plus its client secret. */
+export function emulatorSecrets(emulator: Emulator): string[] {
+  return [...emulator.store.all().map((t) => t.secret), ...(emulator.client.clientSecret ? [emulator.client.clientSecret] : [])];
+}

@@ -1,0 +1,50 @@
+import { createTokenServiceClient } from '../../src/api/token-service-client.js';
+import type { AccessTokenSource } from '../../src/auth/access-token-source.js';
+import { oauthClientCredentials } from '../../src/auth/oauth-client-credentials.js';
+import { systemClock } from '../../src/clock.js';
+import type { Emulator } from '../../src/emulator/start-emulator.js';
+import { createLogger } from '../../src/log/logger.js';
+import { Secret } from '../../src/secret.js';
+import { Writable } from 'node:stream';
+
+/** A log destination that keeps every line, for leak checks. */
+export function captureLog() {
+  const lines: string[] = [];
+  const destination = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
+  return { lines, logger: createLogger({ level: 'trace', destination }) };
+}
+
+export function emulatorAuth(emulator: Emulator, timeoutMs = 5000): AccessTokenSource {
+  return oauthClientCredentials(
+    {
+      kind: 'oauth',
+      issuer: new URL(emulator.issuer),
+      tokenUrl: undefined,
+      clientId: emulator.client.clientId,
+      method: 'client_secret_basic',
+      clientSecret: new Secret(emulator.client.clientSecret!),
+      privateKey: undefined,
+      scope: undefined,
+      resource: undefined,
+    },
+    { clock: systemClock, timeoutMs },
+  );
+}
+
+export function emulatorClient(emulator: Emulator, options: { timeoutMs?: number } = {}) {
+  const log = captureLog();
+  const api = createTokenServiceClient({
+    apiUrl: new URL(emulator.apiUrl),
+    auth: emulatorAuth(emulator),
+    timeoutMs: options.timeoutMs ?? 5000,
+    clock: systemClock,
+    logger: log.logger,
+    random: () => 0,
+  });
+  return { api, log };
+}

@@ -1,0 +1,250 @@
+import { createServer, type Server } from 'node:net';
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startEmulator, type Emulator } from '../../src/emulator/start-emulator.js';
+import { emulatorSecrets, readStateFiles, runCli, writeEmulatorEnv, writePolicy, type CliResult } from '../helpers/cli.js';
+import { expectNoLeak } from '../helpers/leaks.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+
+const DAY = 24 * 3600_000;
+const inDays = (d: number) => new Date(Date.now() + d * DAY);
+
+describe('token-rotator once / plan / validate against the emulator', () => {
+  let emulator: Emulator;
+  let dir: string;
+  let envFile: string;
+  const results: CliResult[] = [];
+
+  beforeAll(async () => {
+    emulator = await startEmulator();
+  });
+  afterAll(async () => {
+    await emulator.close();
+  });
+  beforeEach(async () => {
+    dir = await makeTempDir();
+    envFile = await writeEmulatorEnv(emulator, dir);
+    emulator.faults.clear();
+    emulator.requests.length = 0;
+    results.length = 0;
+  });
+  afterEach(async () => {
+    // Every run of every test: no secret in stdout, stderr or the state files.
+    const outputs: Record<string, string> = { ...(await readStateFiles(dir)) };
+    results.forEach((r, i) => {
+      outputs[`run ${i} stdout`] = r.stdout;
+      outputs[`run ${i} stderr`] = r.stderr;
+    });
+    expectNoLeak(outputs, emulatorSecrets(emulator));
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function cli(...args: string[]): Promise<CliResult> {
+    const result = await runCli([...args, '--config', 'rotation.yaml', '--env-file', envFile], { cwd: dir });
+    results.push(result);
+    return result;
+  }
+
+  const sink = (name: string) => ({ type: 'file', path: `secrets/${name}.token` });
+  const regenerates = () => emulator.requests.filter((r) => r.op === 'regenerate');
+
+  async function whoami(secret: string) {
+    const response = await fetch(`${emulator.apiUrl}/_emulator/whoami`, { headers: { authorization: `Bearer ${secret}` } });
+    return response.ok ? ((await response.json()) as { id: string; name: string }) : undefined;
+  }
+
+  it('rotates the due token, delivers a working secret, and a second run changes nothing', async () => {
+    const due = emulator.store.add({ name: 'due', expiresAt: inDays(2) });
+    const fine = emulator.store.add({ name: 'fine', expiresAt: inDays(60) });
+    await writePolicy(dir, { version: 1, tokens: [{ name: 'due', id: due.id, sinks: [sink('due')] }, { name: 'fine', id: fine.id, sinks: [sink('fine')] }] });
+
+    const first = await cli('once', '--json');
+    expect(first.code, first.stderr).toBe(0);
+    const outcomes = JSON.parse(first.stdout) as Array<Record<string, unknown>>;
+    expect(outcomes.map((o) => [o.name, o.action])).toEqual([['due', 'rotated'], ['fine', 'skipped']]);
+    const rotated = outcomes[0]!;
+    expect(rotated.oldId).toBe(due.id);
+    expect(rotated.newId).not.toBe(due.id);
+    expect(rotated.sinks).toEqual([{ sink: 'file secrets/due.token', result: 'created' }]);
+
+    // the sink holds a working secret of the new token, 0600
+    const delivered = await readFile(join(dir, 'secrets/due.token'), 'utf8');
+    expect(await whoami(delivered)).toMatchObject({ id: rotated.newId, name: 'due' });
+    expect((await stat(join(dir, 'secrets/due.token'))).mode & 0o777).toBe(0o600);
+
+    // the request sent: one regenerate, overlap 1h, lifetime 30d
+    expect(regenerates()).toHaveLength(1);
+    const body = regenerates()[0]!.body as { existingTokenExpiresAt: string; newTokenExpiresAt: string };
+    expect(Date.parse(body.existingTokenExpiresAt) - Date.parse(regenerates()[0]!.at)).toBeGreaterThan(3600_000 - 5000);
+    expect(Date.parse(body.existingTokenExpiresAt) - Date.parse(regenerates()[0]!.at)).toBeLessThanOrEqual(3600_000);
+    expect(Date.parse(body.newTokenExpiresAt) - Date.parse(regenerates()[0]!.at)).toBeGreaterThan(30 * DAY - 5000);
+
+    // the second run follows the new id and regenerates nothing
+    emulator.requests.length = 0;
+    const second = await cli('once');
+    expect(second.code, second.stderr).toBe(0);
+    expect(regenerates()).toHaveLength(0);
+    expect(emulator.requests.map((r) => r.id).sort()).toEqual([rotated.newId, fine.id].sort());
+    expect(second.stdout).toMatch(/due\s+skipped/);
+
+    // and plan says why
+    const plan = await cli('plan', '--json');
+    expect(plan.code).toBe(0);
+    expect(JSON.parse(plan.stdout)).toEqual([
+      expect.objectContaining({ name: 'due', id: rotated.newId, action: 'skip', reason: expect.stringMatching(/^expires in 29d 23h; due in 22d 23h$/) }),
+      expect.objectContaining({ name: 'fine', id: fine.id, action: 'skip' }),
+    ]);
+  });
+
+  it('plan changes nothing: no regenerate, no state folder, no sink file', async () => {
+    const due = emulator.store.add({ name: 'p', expiresAt: inDays(1) });
+    await writePolicy(dir, { version: 1, tokens: [{ name: 'p', id: due.id, sinks: [sink('p')] }] });
+    const plan = await cli('plan');
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(plan.stdout).toMatch(/^TOKEN\s+ID\s+EXPIRES\s+ACTION\s+REASON\n/);
+    expect(plan.stdout).toMatch(/p\s+\S+\s+\S+\s+rotate\s+expires in 23h 59m, within renewBefore 7d/);
+    expect(regenerates()).toHaveLength(0);
+    await expect(stat(join(dir, 'state'))).rejects.toThrow(/ENOENT/);
+    await expect(stat(join(dir, 'secrets'))).rejects.toThrow(/ENOENT/);
+  });
+
+  it('goes on with the other tokens when one fails, names it, and exits 1', async () => {
+    const broken = emulator.store.add({ name: 'broken', expiresAt: inDays(1) });
+    const ok = emulator.store.add({ name: 'ok', expiresAt: inDays(1) });
+    emulator.faults.add({ op: 'regenerate', id: broken.id, action: { kind: 'status', status: 500, message: 'internal error' } });
+    await writePolicy(dir, { version: 1, tokens: [{ name: 'broken', id: broken.id, sinks: [sink('broken')] }, { name: 'ok', id: ok.id, sinks: [sink('ok')] }] });
+    const run = await cli('once');
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/broken\s+failed\s+.*the service answered 500: internal error/);
+    expect(run.stdout).toMatch(/ok\s+rotated/);
+    expect(regenerates().filter((r) => r.id === broken.id)).toHaveLength(1);
+    expect(run.stderr).toMatch(/"tokenName":"broken".*ERR_REGENERATE_OUTCOME_UNKNOWN/);
+  });
+
+  it('reports a sink it could not write, exits 1, and reaches it on the next run', async () => {
+    const token = emulator.store.add({ name: 's', expiresAt: inDays(1) });
+    await writeFile(join(dir, 'blocked'), 'a file where a folder should be');
+    await writePolicy(dir, { version: 1, tokens: [{ name: 's', id: token.id, sinks: [sink('s'), { type: 'file', path: 'blocked/s.token' }] }] });
+
+    const first = await cli('once', '--json');
+    expect(first.code).toBe(1);
+    const [outcome] = JSON.parse(first.stdout) as Array<{ action: string; sinks: Array<{ sink: string; result: string }>; error: { message: string } }>;
+    expect(outcome!.action).toBe('failed');
+    expect(outcome!.sinks).toEqual([
+      { sink: 'file secrets/s.token', result: 'created' },
+      { sink: 'file blocked/s.token', result: 'failed', error: expect.stringMatching(/a file is in the way of a folder/) },
+    ]);
+    expect(outcome!.error.message).toMatch(/not delivered to file blocked\/s.token/);
+
+    await rm(join(dir, 'blocked'));
+    const second = await cli('once', '--json');
+    expect(second.code, second.stderr).toBe(0);
+    const [again] = JSON.parse(second.stdout) as Array<{ action: string; check: string; newId: string }>;
+    expect(again).toMatchObject({ action: 'rotated', check: 'deliveryIncomplete' });
+    const both = await Promise.all(['secrets/s.token', 'blocked/s.token'].map((f) => readFile(join(dir, f), 'utf8')));
+    expect(both[0]).toBe(both[1]);
+    expect(await whoami(both[0]!)).toMatchObject({ id: again!.newId });
+  });
+
+  it('uses a static bearer with the org id header the service needs', async () => {
+    await emulator.close();
+    emulator = await startEmulator({ seed: { personalTokens: [{ token: 'xapt-canary-personal-0400', orgId: 'acme' }] } });
+    const token = emulator.store.add({ name: 'pat', expiresAt: inDays(1) });
+    await writePolicy(dir, { version: 1, tokens: [{ name: 'pat', id: token.id, sinks: [sink('pat')] }] });
+    const pat = { ROTATOR_API_URL: emulator.apiUrl, ROTATOR_ACCESS_TOKEN: 'xapt-canary-personal-0400', ROTATOR_STATE_DIR: join(dir, 'state') };
+
+    await writeFile(envFile, Object.entries(pat).map(([k, v]) => `${k}=${v}`).join('\n'));
+    const withoutOrg = await cli('once');
+    expect(withoutOrg.code).toBe(1);
+    expect(withoutOrg.stdout).toMatch(/retrieve token \S+: the service answered 403/);
+    expect(withoutOrg.stderr).toMatch(/personal access token; the service also needs ROTATOR_ORG_ID/);
+
+    await writeFile(envFile, Object.entries({ ...pat, ROTATOR_ORG_ID: 'acme' }).map(([k, v]) => `${k}=${v}`).join('\n'));
+    const withOrg = await cli('once');
+    expect(withOrg.code, withOrg.stderr).toBe(0);
+    expect(withOrg.stdout).toMatch(/pat\s+rotated/);
+    expectNoLeak({ stdout: withOrg.stdout + withoutOrg.stdout, stderr: withOrg.stderr + withoutOrg.stderr }, ['xapt-canary-personal-0400']);
+  });
+});
+
+describe('configuration and usage errors', () => {
+  let dir: string;
+  let listener: Server;
+  let connections = 0;
+  let port: number;
+
+  beforeAll(async () => {
+    listener = createServer((socket) => {
+      connections += 1;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    port = (listener.address() as { port: number }).port;
+  });
+  afterAll(() => new Promise<void>((resolve) => listener.close(() => resolve())));
+  beforeEach(async () => {
+    dir = await makeTempDir();
+    connections = 0;
+  });
+
+  const env = () => ({
+    ROTATOR_API_URL: `http://127.0.0.1:${port}`,
+    ROTATOR_OAUTH_ISSUER: `http://127.0.0.1:${port}/oauth`,
+    ROTATOR_OAUTH_CLIENT_ID: 'c',
+    ROTATOR_OAUTH_CLIENT_SECRET: 'canary-config-secret-0500',
+  });
+
+  it.each(['once', 'plan', 'validate'])('%s exits 2 on a bad policy, lists every problem, and touches no network', async (command) => {
+    await mkdir(join(dir, 'config'));
+    await writeFile(join(dir, 'config/rotation.yaml'), 'version: 1\ntokens:\n  - name: a\n    sinks: [{ type: file }]\n  - name: a\n    id: x\n    overlap: forever\n    sinks: [{ type: file, path: a }]\n');
+    const result = await runCli([command], { cwd: dir, env: env() });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      'token-rotator: 3 configuration problems:\n' +
+        '  tokens[0].id: required\n' +
+        '  tokens[0].sinks[0].path: required\n' +
+        "  tokens[1].overlap: 'forever' is not a duration such as 90s, 15m, 1h30m, 7d, 2w or ISO 8601 P7D\n",
+    );
+    expect(result.stdout).toBe('');
+    expect(connections).toBe(0);
+  });
+
+  it('exits 2 for plain http to a host that is not loopback, naming the variable', async () => {
+    await writePolicy(dir, { version: 1, tokens: [] });
+    const result = await runCli(['once', '--config', 'rotation.yaml'], { cwd: dir, env: { ...env(), ROTATOR_API_URL: 'http://api.example.com' } });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('env.ROTATOR_API_URL: plain http:// is only allowed for loopback hosts');
+    expect(connections).toBe(0);
+  });
+
+  it('reports policy and environment problems together, and a missing policy file by name', async () => {
+    const result = await runCli(['validate', '--config', 'nope.yaml'], { cwd: dir, env: {} });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('env.ROTATOR_API_URL: required');
+    expect(result.stderr).toContain('nope.yaml: cannot read policy file: no such file');
+  });
+
+  it('validates a good setup with exit 0 and no network', async () => {
+    await writePolicy(dir, { version: 1, tokens: [{ name: 'a', id: '1', sinks: [{ type: 'file', path: 'a' }] }] });
+    const result = await runCli(['validate', '--config', 'rotation.yaml'], { cwd: dir, env: env() });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^policy rotation.yaml: 1 token\(s\), 1 sink\(s\)\n/);
+    expect(connections).toBe(0);
+    expectNoLeak({ stdout: result.stdout, stderr: result.stderr }, ['canary-config-secret-0500']);
+  });
+
+  it.each([
+    [['frobnicate'], 2],
+    [['once', '--no-such-flag'], 2],
+    [['emulator', '--port', 'http'], 2],
+    [['--help'], 0],
+  ])('exits %j -> %i', async (args, code) => {
+    expect((await runCli(args, { cwd: dir })).code).toBe(code);
+  });
+
+  it('prints its version', async () => {
+    const result = await runCli(['--version'], { cwd: dir });
+    expect(result.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+  });
+});

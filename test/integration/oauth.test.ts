@@ -1,0 +1,102 @@
+import { exportJWK, exportPKCS8, generateKeyPair } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { oauthClientCredentials } from '../../src/auth/oauth-client-credentials.js';
+import { fixedClock, systemClock } from '../../src/clock.js';
+import type { AuthSettings } from '../../src/config/env.js';
+import { AuthError } from '../../src/errors.js';
+import { startEmulator, type Emulator } from '../../src/emulator/start-emulator.js';
+import { Secret } from '../../src/secret.js';
+import { expectNoLeak } from '../helpers/leaks.js';
+
+type OAuth = Extract<AuthSettings, { kind: 'oauth' }>;
+const BASIC_SECRET = 'canary-basic-client-secret-0300';
+const POST_SECRET = 'canary-post-client-secret-0301';
+
+describe('OAuth client credentials against oidc-provider', () => {
+  let emulator: Emulator;
+  let privatePem: string;
+
+  beforeAll(async () => {
+    const { publicKey, privateKey } = await generateKeyPair('ES256', { extractable: true });
+    privatePem = await exportPKCS8(privateKey);
+    emulator = await startEmulator({
+      seed: {
+        clients: [
+          { clientId: 'basic', clientSecret: BASIC_SECRET },
+          { clientId: 'post', clientSecret: POST_SECRET, authMethod: 'client_secret_post' },
+          { clientId: 'jwt', authMethod: 'private_key_jwt', jwks: { keys: [{ ...(await exportJWK(publicKey)), alg: 'ES256', use: 'sig' }] } },
+        ],
+      },
+    });
+  });
+  afterAll(async () => {
+    await emulator.close();
+  });
+
+  const settings = (over: Partial<OAuth>): OAuth => ({
+    kind: 'oauth',
+    issuer: new URL(emulator.issuer),
+    tokenUrl: undefined,
+    clientId: 'basic',
+    method: 'client_secret_basic',
+    clientSecret: new Secret(BASIC_SECRET),
+    privateKey: undefined,
+    scope: undefined,
+    resource: undefined,
+    ...over,
+  });
+
+  /** The access token is a JWT for the API, as the emulator's resource server checks. */
+  async function expectUsable(token: Secret) {
+    const response = await fetch(`${emulator.apiUrl}/v2/tokens/nope`, { headers: { authorization: `Bearer ${token.reveal()}` } });
+    expect(response.status).toBe(404); // authenticated, the token simply does not exist
+  }
+
+  it.each([
+    ['client_secret_basic via discovery', {}],
+    ['client_secret_post', { clientId: 'post', method: 'client_secret_post' as const, clientSecret: new Secret(POST_SECRET) }],
+    ['a bare token endpoint', { issuer: undefined, tokenUrl: undefined as URL | undefined }],
+  ])('gets a usable access token with %s', async (_how, over) => {
+    const s = settings(over);
+    if ('tokenUrl' in over) s.tokenUrl = new URL(emulator.tokenEndpoint);
+    const source = oauthClientCredentials(s, { clock: systemClock, timeoutMs: 5000 });
+    await expectUsable(await source.getAccessToken());
+  });
+
+  it('gets a usable access token with private_key_jwt from a PEM key', async () => {
+    const source = oauthClientCredentials(settings({ clientId: 'jwt', method: 'private_key_jwt', clientSecret: undefined, privateKey: new Secret(privatePem) }), { clock: systemClock, timeoutMs: 5000 });
+    await expectUsable(await source.getAccessToken());
+  });
+
+  it('asks once for many concurrent callers, and caches until shortly before expiry', async () => {
+    const clock = fixedClock(new Date());
+    const source = oauthClientCredentials(settings({}), { clock, timeoutMs: 5000 });
+    const tokens = await Promise.all([1, 2, 3, 4, 5].map(() => source.getAccessToken()));
+    for (const t of tokens) expect(t.equals(tokens[0]!)).toBe(true);
+    clock.advance(500_000); // 600 s lifetime, refreshed 60 s early
+    expect((await source.getAccessToken()).equals(tokens[0]!)).toBe(true);
+    clock.advance(50_000);
+    expect((await source.getAccessToken()).equals(tokens[0]!)).toBe(false);
+  });
+
+  it('fetches a new token after invalidate', async () => {
+    const source = oauthClientCredentials(settings({}), { clock: systemClock, timeoutMs: 5000 });
+    const first = await source.getAccessToken();
+    expect(source.invalidate(first)).toBe(true);
+    expect((await source.getAccessToken()).equals(first)).toBe(false);
+  });
+
+  it('reports a refused client with the server words and without the secret', async () => {
+    const wrong = 'canary-wrong-secret-0302';
+    const source = oauthClientCredentials(settings({ clientSecret: new Secret(wrong) }), { clock: systemClock, timeoutMs: 5000 });
+    const error = (await source.getAccessToken().catch((e: unknown) => e)) as AuthError;
+    expect(error).toBeInstanceOf(AuthError);
+    expect(error.message).toMatch(/refused the client: invalid_client/);
+    expectNoLeak({ message: error.message, stack: String(error.stack) }, [wrong, BASIC_SECRET]);
+  });
+
+  it('reports an unreachable authorization server', async () => {
+    const source = oauthClientCredentials(settings({ issuer: new URL('http://127.0.0.1:9/oauth') }), { clock: systemClock, timeoutMs: 2000 });
+    await expect(source.getAccessToken()).rejects.toThrow(/cannot reach the authorization server at http:\/\/127.0.0.1:9\/oauth/);
+  });
+});
