@@ -1,27 +1,10 @@
 import { systemClock } from '../../clock.js';
 import { createLogger } from '../../log/logger.js';
-import type { TokenOutcome } from '../../rotation/outcome.js';
 import { runOnce } from '../../rotation/run-once.js';
 import { buildRotationDeps } from '../build-deps.js';
-import { formatTable, shortDate } from '../format-table.js';
+import { formatOutcomes } from '../format-outcomes.js';
 import { EXIT, type CliIo } from '../io.js';
 import { loadRuntime, type GlobalOptions } from '../load-runtime.js';
-
-export function formatOutcomes(outcomes: TokenOutcome[]): string {
-  return formatTable(
-    ['TOKEN', 'ACTION', 'ID', 'EXPIRES', 'NEW EXPIRES', 'OLD STOPS', 'SINKS', 'REASON'],
-    outcomes.map((o) => [
-      o.name,
-      o.action,
-      o.newId ? `${o.oldId} -> ${o.newId}` : o.oldId,
-      shortDate(o.expiresAt),
-      shortDate(o.newExpiresAt),
-      shortDate(o.existingTokenExpiresAt),
-      o.sinks.length ? o.sinks.map((s) => `${s.sink} (${s.result})`).join(', ') : '-',
-      o.error && o.action === 'failed' ? o.error.message : o.reason,
-    ]),
-  );
-}
 
 /** One pass over every token: rotate what is due. Exit 1 when any token failed. */
 export async function onceCommand(options: GlobalOptions & { json?: boolean }, io: CliIo): Promise<number> {

@@ -1,0 +1,32 @@
+# syntax=docker/dockerfile:1
+# token-rotator: one image for the CronJob (`once`), the sidecar and emergency rotation.
+# Runs as a non-root numeric user on a read-only root filesystem: state and sinks live on volumes.
+
+FROM node:24-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build
+
+FROM node:24-bookworm-slim AS production-dependencies
+WORKDIR /app
+COPY package.json package-lock.json ./
+# --ignore-scripts: `prepare` would build, and the build tools are not installed here.
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+
+FROM node:24-bookworm-slim
+ENV NODE_ENV=production \
+    ROTATOR_STATE_DIR=/var/lib/token-rotator \
+    ROTATOR_CONFIG=/etc/token-rotator/rotation.yaml
+WORKDIR /app
+COPY --from=production-dependencies /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
+RUN mkdir -p /var/lib/token-rotator && chown 1000:1000 /var/lib/token-rotator && chmod 0700 /var/lib/token-rotator
+# Numeric, so that Kubernetes can verify runAsNonRoot. uid 1000 is the image's `node` user.
+USER 1000:1000
+VOLUME ["/var/lib/token-rotator"]
+ENTRYPOINT ["node", "/app/dist/cli/main.js"]
+CMD ["once"]

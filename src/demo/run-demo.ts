@@ -1,0 +1,82 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { stringify } from 'yaml';
+import { formatOutcomes } from '../cli/format-outcomes.js';
+import { startEmulator } from '../emulator/start-emulator.js';
+import type { TokenOutcome } from '../rotation/outcome.js';
+
+const CLI = fileURLToPath(new URL('../cli/main.js', import.meta.url));
+const keep = process.argv.includes('--keep');
+
+function runCli(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(process.execPath, [CLI, ...args], { cwd, env: { PATH: process.env.PATH ?? '', ROTATOR_LOG_LEVEL: 'warn' } }, (error, stdout, stderr) =>
+      done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+/**
+ * The main job end to end on loopback: the emulator (token service + real OAuth server) in this
+ * process, `token-rotator once` as a real subprocess reading its credentials from a 0600 env file,
+ * never from argv.
+ */
+async function main(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'token-rotator-demo-'));
+  const emulator = await startEmulator({
+    seed: {
+      tokens: [
+        { id: 'ingest-001', name: 'ingest-prod', description: 'due: expires in 2 days', expiresIn: '2d' },
+        { id: 'dash-001', name: 'query-dashboard', description: 'not due: 60 days left', expiresIn: '60d' },
+        { id: 'audit-001', name: 'audit-reader', description: 'due by share: 20 of 30 days left, renew at 80%', expiresIn: '20d' },
+        { id: 'legacy-001', name: 'legacy-export', description: 'never expires, no maxAge', expiresAt: null },
+      ],
+    },
+  });
+  try {
+    const policy = {
+      version: 1,
+      defaults: { renewBefore: '7d', overlap: '1h', lifetime: '30d' },
+      tokens: [
+        { name: 'ingest-prod', id: 'ingest-001', sinks: [{ type: 'file', path: 'secrets/ingest-prod.token' }] },
+        { name: 'query-dashboard', id: 'dash-001', sinks: [{ type: 'file', path: 'secrets/query-dashboard.env', format: 'env' }] },
+        { name: 'audit-reader', id: 'audit-001', renewBefore: '80%', sinks: [{ type: 'file', path: 'secrets/audit-reader.json', format: 'json' }] },
+        { name: 'legacy-export', id: 'legacy-001', lifetime: 'never', sinks: [{ type: 'file', path: 'secrets/legacy-export.token' }] },
+      ],
+    };
+    await writeFile(join(dir, 'rotation.yaml'), stringify(policy));
+    const env = { ...emulator.rotatorEnv(), ROTATOR_STATE_DIR: join(dir, 'state') };
+    await writeFile(join(dir, 'rotator.env'), Object.entries(env).map(([k, v]) => `${k}=${v}`).join('\n') + '\n', { mode: 0o600 });
+    const args = ['--config', 'rotation.yaml', '--env-file', 'rotator.env'];
+
+    process.stdout.write(`token-rotator demo in ${dir}\nemulator: ${emulator.apiUrl} (OAuth issuer ${emulator.issuer})\n\n`);
+    process.stdout.write('$ token-rotator once --config rotation.yaml --env-file rotator.env\n');
+    const first = await runCli(['once', '--json', ...args], dir);
+    if (first.stderr) process.stderr.write(first.stderr);
+    if (first.code !== 0 && !first.stdout) throw new Error(`once failed with exit code ${first.code}`);
+    process.stdout.write(formatOutcomes(JSON.parse(first.stdout) as TokenOutcome[]));
+
+    process.stdout.write('\nsinks written (content not shown):\n');
+    const files = (await readdir(join(dir, 'secrets'))).sort();
+    for (const file of files) {
+      const info = await stat(join(dir, 'secrets', file));
+      process.stdout.write(`  ${relative(dir, join(dir, 'secrets', file))}  mode ${(info.mode & 0o777).toString(8).padStart(4, '0')}  ${info.size} bytes\n`);
+    }
+
+    process.stdout.write('\n$ token-rotator once   # again: nothing is due any more\n');
+    const second = await runCli(['once', ...args], dir);
+    process.stdout.write(second.stdout);
+    const regenerates = emulator.requests.filter((r) => r.op === 'regenerate').length;
+    process.stdout.write(`\nregenerate requests the service received: ${regenerates}; exit codes: ${first.code}, ${second.code}\n`);
+    process.exitCode = first.code || second.code;
+  } finally {
+    await emulator.close();
+    if (keep) process.stdout.write(`kept ${dir}\n`);
+    else await rm(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
