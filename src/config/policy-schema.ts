@@ -1,16 +1,9 @@
 import { z } from 'zod';
 import { DURATION_HELP, parseDuration } from './duration.js';
+import { durationSchema } from './duration-schema.js';
 import { strictObject } from './strict-object.js';
 
-/** A duration string, turned into milliseconds, with the problem named when it is not one. */
-const duration = z.string({ error: `must be ${DURATION_HELP}` }).transform((text, ctx) => {
-  const parsed = parseDuration(text);
-  if (!parsed.ok) {
-    ctx.issues.push({ code: 'custom', message: parsed.message, input: text });
-    return z.NEVER;
-  }
-  return parsed.ms;
-});
+const duration = durationSchema;
 
 const renewBefore = z.string({ error: `must be ${DURATION_HELP}, or a share of the lifetime such as "33%"` }).transform(
   (text, ctx): { kind: 'duration'; ms: number } | { kind: 'share'; percent: number } => {

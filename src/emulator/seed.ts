@@ -1,18 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { parseDuration } from '../config/duration.js';
+import { durationSchema } from '../config/duration-schema.js';
 import { fromZodIssues } from '../config/issues.js';
 import { ConfigError } from '../errors.js';
 
-const duration = z.string().transform((text, ctx) => {
-  const parsed = parseDuration(text);
-  if (!parsed.ok) {
-    ctx.issues.push({ code: 'custom', message: parsed.message, input: text });
-    return z.NEVER;
-  }
-  return parsed.ms;
-});
+const duration = durationSchema;
 
 /** What the emulator starts with: tokens (absolute or relative expiry), OAuth clients, static bearers. */
 export const seedSchema = z.strictObject({
