@@ -46,7 +46,8 @@ export async function rotateToken(policy: TokenPolicy, deps: RotationDeps, optio
         sinks.push({ sink: sink.describe(), result: 'failed', error: errorSummary(error).message });
         log.error({ step: 'delivered', id: regenerated.id, sink: sink.describe(), err: error }, 'delivery failed');
       } finally {
-        await sink.close?.();
+        // Nothing between regenerate and recording the new id may throw.
+        await sink.close?.().catch((error: unknown) => log.warn({ sink: sink.describe(), err: error }, 'closing the sink failed'));
       }
     }
 
