@@ -86,3 +86,11 @@ export class SinkError extends RotatorError {
 export class StateError extends RotatorError {
   static override readonly code: string = 'ERR_STATE';
 }
+
+/**
+ * The service applied a regenerate whose answer never arrived: a new token exists whose secret
+ * nobody has. Thrown when the old token no longer works either, so there is nothing to rotate from.
+ */
+export class OrphanedTokenError extends RotatorError {
+  static override readonly code: string = 'ERR_ORPHANED_TOKEN';
+}

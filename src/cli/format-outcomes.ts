@@ -13,7 +13,8 @@ export function formatOutcomes(outcomes: TokenOutcome[]): string {
       shortDate(o.newExpiresAt),
       shortDate(o.existingTokenExpiresAt),
       o.sinks.length ? o.sinks.map((s) => `${s.sink} (${s.result})`).join(', ') : '-',
-      o.error && o.action === 'failed' ? o.error.message : o.reason,
+      (o.error && o.action === 'failed' ? o.error.message : o.reason) +
+        (o.orphans.length ? ` [${o.orphans.length} orphaned token(s) reported]` : ''),
     ]),
   );
 }

@@ -4,6 +4,8 @@ import { parse as parseDotenv } from 'dotenv';
 import { ConfigError, type ConfigIssue } from '../errors.js';
 import { Secret } from '../secret.js';
 import { parseDuration } from './duration.js';
+import { parseStateKey } from '../state/secret-box.js';
+import type { KeyObject } from 'node:crypto';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -36,6 +38,8 @@ export interface Settings {
   logLevel: LogLevel;
   httpTimeoutMs: number;
   concurrency: number;
+  /** Seals staged secrets in the journal (AES-256-GCM); without it they are plain in 0600 files. */
+  stateKey: KeyObject | undefined;
 }
 
 /** Every variable this tool reads; each also accepted as `NAME_FILE` (a path to read it from). */
@@ -53,6 +57,7 @@ export const VARIABLES = [
   'ROTATOR_ACCESS_TOKEN',
   'ROTATOR_ORG_ID',
   'ROTATOR_STATE_DIR',
+  'ROTATOR_STATE_KEY',
   'ROTATOR_LOG_LEVEL',
   'ROTATOR_HTTP_TIMEOUT',
   'ROTATOR_CONCURRENCY',
@@ -206,8 +211,14 @@ export function readSettings(env: Env, cwd: string): Settings {
     else httpTimeoutMs = parsed.ms;
   }
   const concurrency = positiveInteger(env, 'ROTATOR_CONCURRENCY', 4, 64, issues);
+  let stateKey: KeyObject | undefined;
+  if (present(env, 'ROTATOR_STATE_KEY')) {
+    const parsed = parseStateKey(env.ROTATOR_STATE_KEY!);
+    if (typeof parsed === 'string') issues.push({ path: 'env.ROTATOR_STATE_KEY', message: parsed });
+    else stateKey = parsed;
+  }
   const stateDirValue = env.ROTATOR_STATE_DIR || '.token-rotator';
   const stateDir = isAbsolute(stateDirValue) ? stateDirValue : resolve(cwd, stateDirValue);
   if (issues.length > 0 || !apiUrl || !auth) throw new ConfigError(issues);
-  return { apiUrl, auth, orgId: env.ROTATOR_ORG_ID || undefined, stateDir, logLevel, httpTimeoutMs, concurrency };
+  return { apiUrl, auth, orgId: env.ROTATOR_ORG_ID || undefined, stateDir, logLevel, httpTimeoutMs, concurrency, stateKey };
 }

@@ -209,21 +209,11 @@ export function createTokenApi(options: TokenApiOptions) {
       }
       newTokenExpiresAt = parsed;
     }
-    if (token.replacedBy) {
-      record(409, false);
-      send(res, 409, { message: 'token was already regenerated' }, limit.headers);
-      return;
-    }
-
-    const commit = () => (token.replacedBy ? undefined : store.regenerate(id, existingTokenExpiresAt, newTokenExpiresAt));
+    // A replaced token that still works can be regenerated again: each time mints another token.
+    const commit = () => store.regenerate(id, existingTokenExpiresAt, newTokenExpiresAt);
     const fault = faults.take('regenerate', id);
     if (fault && (await applyFault(fault, res, commit, record))) return;
     const fresh = commit();
-    if (!fresh) {
-      record(409, false);
-      send(res, 409, { message: 'token was already regenerated' }, limit.headers);
-      return;
-    }
     record(200, true);
     send(res, 200, { ...TokenStore.describe(fresh), token: fresh.secret }, limit.headers);
   };

@@ -13,11 +13,9 @@ export interface HistoryView {
   lastRotatedAt: Date | null;
   /** When token-rotator first saw this name's current lineage. */
   adoptedAt: Date;
-  /** Sinks the last rotation could not write to; they need a new secret. */
-  undeliveredSinks: readonly string[];
 }
 
-export type CheckName = 'tokenExpired' | 'tokenNearingExpiry' | 'tokenOlderThanMaxAge' | 'deliveryIncomplete' | 'notDue';
+export type CheckName = 'tokenExpired' | 'tokenNearingExpiry' | 'tokenOlderThanMaxAge' | 'notDue';
 
 export interface Decision {
   action: 'rotate' | 'skip';
@@ -97,20 +95,6 @@ function tokenOlderThanMaxAge(input: Input): Decision | undefined {
   };
 }
 
-/**
- * A sink that missed the last secret holds a token that will stop working at the end of the overlap;
- * only a new secret can reach it, since the old one was never stored.
- */
-function deliveryIncomplete({ history, now }: Input): Decision | undefined {
-  if (history.undeliveredSinks.length === 0) return undefined;
-  return {
-    action: 'rotate',
-    check: 'deliveryIncomplete',
-    reason: `the last rotation did not reach ${history.undeliveredSinks.join(', ')}`,
-    dueAt: now,
-  };
-}
-
 function notDue(input: Input): Decision {
   const { token, now } = input;
   const window = renewWindowMs(input);
@@ -123,7 +107,7 @@ function notDue(input: Input): Decision {
   return { action: 'skip', check: 'notDue', reason: `${expiry}; ${due}`, dueAt };
 }
 
-const CHECKS = [tokenExpired, tokenNearingExpiry, tokenOlderThanMaxAge, deliveryIncomplete];
+const CHECKS = [tokenExpired, tokenNearingExpiry, tokenOlderThanMaxAge];
 
 /** Whether a token is due, and why: the first check in the chain that fires, else not due. */
 export function decide(input: Input): Decision {

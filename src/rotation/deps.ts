@@ -1,15 +1,30 @@
+import type { KeyObject } from 'node:crypto';
 import type { TokenServiceClient } from '../api/token-service-client.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log/logger.js';
 import type { SinkConfig } from '../sinks/registry.js';
 import type { Sink } from '../sinks/sink.js';
+import type { Journal } from '../state/journal.js';
+import type { NameLocks } from '../state/name-lock.js';
 import type { StateStore } from '../state/state-store.js';
+import type { OrphanReport } from './orphan-report.js';
+
+/** The boundaries between protocol steps, where tests stop the process to prove crash safety. */
+export type Failpoint = 'intent' | 'regenerated' | 'staged' | 'delivered' | 'committed';
 
 /** The side effects rotation needs, built once by the CLI. */
 export interface RotationDeps {
   api: TokenServiceClient;
   state: StateStore;
+  journal: Journal;
+  locks: NameLocks;
   clock: Clock;
   logger: Logger;
   createSink: (config: SinkConfig) => Sink;
+  sinkTarget: (config: SinkConfig) => string;
+  /** Seals staged secrets; undefined keeps them plain in 0600 files. */
+  stateKey: KeyObject | undefined;
+  /** Told of every orphaned token, for metrics and notifications. */
+  onOrphan?: (report: OrphanReport) => void;
+  failpoint?: (step: Failpoint) => void;
 }

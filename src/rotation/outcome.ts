@@ -1,5 +1,6 @@
 import type { CheckName } from '../policy/decide.js';
 import type { WriteResult } from '../sinks/sink.js';
+import type { OrphanReport } from './orphan-report.js';
 
 export interface SinkOutcome {
   sink: string;
@@ -7,11 +8,17 @@ export interface SinkOutcome {
   error?: string;
 }
 
+/**
+ * Why a token was acted on: a policy check, an interrupted rotation being finished (`resumed`),
+ * or another process holding its lock (`busy`).
+ */
+export type OutcomeCheck = CheckName | 'resumed' | 'busy';
+
 /** What happened to one token in a run: everything the table, the JSON and the audit need, no secret. */
 export interface TokenOutcome {
   name: string;
   action: 'rotated' | 'skipped' | 'failed';
-  check?: CheckName;
+  check?: OutcomeCheck;
   reason: string;
   /** The id retrieved at the start of the run. */
   oldId: string;
@@ -22,6 +29,10 @@ export interface TokenOutcome {
   /** When the replaced token stops working. */
   existingTokenExpiresAt?: string;
   sinks: SinkOutcome[];
+  /** Sinks that still lack the staged secret: the next run delivers it without regenerating. */
+  pending?: string[];
+  /** Tokens the service created whose secret was lost during this run. */
+  orphans: OrphanReport[];
   error?: { code: string; message: string };
 }
 

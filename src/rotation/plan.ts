@@ -14,12 +14,17 @@ export interface PlanEntry {
 }
 
 /** The decisions `once` would take now, with nothing written anywhere. */
-export async function planAll(policy: Policy, deps: Pick<RotationDeps, 'api' | 'state' | 'clock' | 'logger'>, options: { concurrency: number }): Promise<PlanEntry[]> {
+export async function planAll(policy: Policy, deps: Pick<RotationDeps, 'api' | 'state' | 'journal' | 'clock' | 'logger'>, options: { concurrency: number }): Promise<PlanEntry[]> {
   const limit = pLimit(options.concurrency);
   return Promise.all(
     policy.tokens.map((policyToken) =>
       limit(async (): Promise<PlanEntry> => {
         try {
+          const unfinished = await deps.journal.read(policyToken.name);
+          if (unfinished) {
+            const what = unfinished.phase === 'staged' ? `deliver the staged secret of ${unfinished.staged!.newId} without regenerating` : 'reconcile a regenerate whose outcome is unknown';
+            return { name: policyToken.name, id: unfinished.oldId, expiresAt: unfinished.oldExpiresAt, action: 'rotate', reason: `an interrupted rotation will be finished first: ${what}`, dueAt: null };
+          }
           const { token, decision } = await checkToken(policyToken, deps);
           return { name: policyToken.name, id: token.id, expiresAt: iso(token.expiresAt), action: decision.action, reason: decision.reason, dueAt: iso(decision.dueAt) };
         } catch (error) {

@@ -1,85 +1,121 @@
+import type { ServiceToken } from '../api/service-token.js';
 import type { TokenPolicy } from '../config/types.js';
-import { rotationTimes } from '../policy/rotation-times.js';
-import { recordRotation } from '../state/lineage.js';
-import { checkToken } from './check-token.js';
+import { decide } from '../policy/decide.js';
+import { historyOf, resolveLineage } from '../state/lineage.js';
+import type { RotationContext } from './context.js';
 import type { RotationDeps } from './deps.js';
-import { errorSummary, iso, type SinkOutcome, type TokenOutcome } from './outcome.js';
+import { finishRotation } from './finish-rotation.js';
+import { errorSummary, iso, type TokenOutcome } from './outcome.js';
+import { reconcile } from './reconcile.js';
+import { orphanedWithoutWayBack, regenerateJournalled } from './regenerate-journalled.js';
+
+export interface RotateOptions {
+  signal?: AbortSignal;
+  /** How long to wait for another process rotating the same name before skipping it. */
+  lockWaitMs?: number;
+}
+
+const DEFAULT_LOCK_WAIT_MS = 2000;
 
 /**
- * One name, start to end: check, regenerate when due, deliver to every sink, then record the new
- * id. The state is written after the sinks because the service's current id has changed whatever
- * the sinks did: a name whose sinks failed is recorded as such and is due again on the next run.
+ * One name, under its lock, by the crash-safe protocol: first finish what an earlier run left in
+ * the journal, then check, and when due regenerate (intent journalled), stage, deliver, commit.
  */
-export async function rotateToken(policy: TokenPolicy, deps: RotationDeps, options: { signal?: AbortSignal } = {}): Promise<TokenOutcome> {
-  const log = deps.logger.child({ tokenName: policy.name });
-  let oldId = policy.id;
-  let expiresAt: string | null = null;
+export async function rotateToken(policy: TokenPolicy, deps: RotationDeps, options: RotateOptions = {}): Promise<TokenOutcome> {
+  const ctx: RotationContext = { policy, deps, log: deps.logger.child({ tokenName: policy.name }), signal: options.signal, orphans: [] };
+  const base = { name: policy.name, oldId: policy.id, expiresAt: null as string | null, sinks: [], orphans: ctx.orphans };
+
+  let lock;
   try {
-    const { lineage, token, decision } = await checkToken(policy, deps, options);
-    oldId = token.id;
-    expiresAt = iso(token.expiresAt);
-    if (lineage.adopted === 'repointed') log.warn({ id: token.id }, 'the policy id is not in this name\'s lineage; adopting it');
-    log.info({ step: 'check', id: token.id, expiresAt, action: decision.action, reason: decision.reason }, 'checked');
-
-    let record = lineage.record;
-    if (decision.action === 'skip') {
-      if (lineage.adopted || record.expiresAt !== expiresAt) await deps.state.write({ ...record, expiresAt });
-      return { name: policy.name, action: 'skipped', check: decision.check, reason: decision.reason, oldId, expiresAt, sinks: [] };
-    }
-
-    const now = deps.clock.now();
-    const times = rotationTimes({ currentExpiresAt: token.expiresAt, overlapMs: policy.settings.overlapMs, lifetimeMs: policy.settings.lifetimeMs, now });
-    const regenerated = await deps.api.regenerate(token.id, times, options);
-    log.info(
-      { step: 'regenerate', oldId, newId: regenerated.id, existingTokenExpiresAt: iso(times.existingTokenExpiresAt), newExpiresAt: iso(regenerated.expiresAt), reason: decision.reason },
-      'regenerated',
-    );
-
-    const sinks: SinkOutcome[] = [];
-    for (const config of policy.sinks) {
-      const sink = deps.createSink(config);
-      try {
-        const result = await sink.write(regenerated.secret, { name: policy.name, id: regenerated.id, expiresAt: regenerated.expiresAt }, options);
-        sinks.push({ sink: sink.describe(), result });
-        log.info({ step: 'delivered', id: regenerated.id, sink: sink.describe(), result }, 'delivered');
-      } catch (error) {
-        sinks.push({ sink: sink.describe(), result: 'failed', error: errorSummary(error).message });
-        log.error({ step: 'delivered', id: regenerated.id, sink: sink.describe(), err: error }, 'delivery failed');
-      } finally {
-        // Nothing between regenerate and recording the new id may throw.
-        await sink.close?.().catch((error: unknown) => log.warn({ sink: sink.describe(), err: error }, 'closing the sink failed'));
-      }
-    }
-
-    const undelivered = sinks.filter((s) => s.result === 'failed').map((s) => s.sink);
-    record = recordRotation(record, {
-      newId: regenerated.id,
-      newExpiresAt: regenerated.expiresAt,
-      existingTokenExpiresAt: times.existingTokenExpiresAt,
-      undeliveredSinks: undelivered,
-      now,
-    });
-    await deps.state.write(record);
-    log.info({ step: 'committed', oldId, newId: regenerated.id }, 'committed');
-
-    const base = {
-      name: policy.name,
-      check: decision.check,
-      oldId,
-      expiresAt,
-      newId: regenerated.id,
-      newExpiresAt: iso(regenerated.expiresAt),
-      existingTokenExpiresAt: times.existingTokenExpiresAt.toISOString(),
-      sinks,
-    };
-    if (undelivered.length > 0) {
-      const message = `rotated, but not delivered to ${undelivered.join(', ')}; the next run rotates again to reach them`;
-      return { ...base, action: 'failed', reason: decision.reason, error: { code: 'ERR_SINK', message } };
-    }
-    return { ...base, action: 'rotated', reason: decision.reason };
+    lock = await deps.locks.acquire(policy.name, { waitMs: options.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS });
   } catch (error) {
-    log.error({ err: error }, 'rotation failed');
-    const summary = errorSummary(error);
-    return { name: policy.name, action: 'failed', reason: summary.message, oldId, expiresAt, sinks: [], error: summary };
+    return { ...base, action: 'failed', reason: errorSummary(error).message, error: errorSummary(error) };
   }
+  if ('busy' in lock) {
+    const who = lock.busy ? `pid ${lock.busy.pid} on ${lock.busy.host} since ${lock.busy.acquiredAt}` : 'another process';
+    ctx.log.warn({ step: 'check', owner: lock.busy }, 'another token-rotator is rotating this name; skipped');
+    return { ...base, action: 'skipped', check: 'busy', reason: `another token-rotator (${who}) is rotating it` };
+  }
+
+  let seen: ServiceToken | undefined;
+  try {
+    return await rotateLocked(ctx, (token) => {
+      seen = token;
+    });
+  } catch (error) {
+    ctx.log.error({ err: error }, 'rotation failed');
+    const summary = errorSummary(error);
+    return { ...base, oldId: seen?.id ?? policy.id, expiresAt: seen ? iso(seen.expiresAt) : null, action: 'failed', reason: summary.message, error: summary };
+  } finally {
+    await lock.held.release().catch((error: unknown) => ctx.log.warn({ err: error }, 'releasing the lock failed'));
+  }
+}
+
+async function rotateLocked(ctx: RotationContext, saw: (token: ServiceToken) => void): Promise<TokenOutcome> {
+  const { deps, policy, log } = ctx;
+  const lineage = resolveLineage(policy, await deps.state.read(policy.name), deps.clock.now());
+  const record = lineage.record;
+  const entry = await deps.journal.read(policy.name);
+
+  if (entry?.phase === 'staged') {
+    log.warn({ step: 'resume', oldId: entry.oldId, newId: entry.staged!.newId }, 'finishing an interrupted rotation without regenerating');
+    const { sinks, pending } = await finishRotation(ctx, entry, record);
+    return rotatedOutcome(ctx, entry, sinks, pending, 'resumed', `finished an interrupted rotation (${entry.reason})`);
+  }
+
+  let token: ServiceToken;
+  let forcedReason: string | undefined;
+  if (entry?.phase === 'intent') {
+    // An earlier run sent, or was about to send, a regenerate and never learned the answer.
+    log.warn({ step: 'resume', oldId: entry.oldId }, 'an earlier regenerate has no known outcome; reconciling');
+    const verdict = await reconcile(ctx, entry);
+    await deps.journal.erase(policy.name);
+    if (verdict.applied && !verdict.token) throw orphanedWithoutWayBack(policy.name, entry);
+    token = verdict.token!;
+    if (verdict.applied) forcedReason = `the secret of an interrupted regenerate was lost; ${entry.reason}`;
+  } else {
+    if (lineage.adopted === 'repointed') log.warn({ id: record.currentId }, "the policy id is not in this name's lineage; adopting it");
+    token = await deps.api.retrieve(record.currentId, { signal: ctx.signal });
+  }
+  saw(token);
+
+  const decision = forcedReason
+    ? { action: 'rotate' as const, check: undefined, reason: forcedReason }
+    : decide({ token, history: historyOf(record), settings: policy.settings, now: deps.clock.now() });
+  log.info({ step: 'check', id: token.id, expiresAt: iso(token.expiresAt), action: decision.action, reason: decision.reason }, 'checked');
+  if (decision.action === 'skip') {
+    if (lineage.adopted || record.expiresAt !== iso(token.expiresAt)) await deps.state.write({ ...record, expiresAt: iso(token.expiresAt) });
+    return { name: policy.name, action: 'skipped', check: decision.check!, reason: decision.reason, oldId: token.id, expiresAt: iso(token.expiresAt), sinks: [], orphans: ctx.orphans };
+  }
+
+  const { entry: staged, secret } = await regenerateJournalled(ctx, { token, reason: decision.reason, overlapMs: policy.settings.overlapMs });
+  const { sinks, pending } = await finishRotation(ctx, staged, record, secret);
+  return rotatedOutcome(ctx, staged, sinks, pending, decision.check, decision.reason, token);
+}
+
+function rotatedOutcome(
+  ctx: RotationContext,
+  entry: NonNullable<Awaited<ReturnType<RotationDeps['journal']['read']>>>,
+  sinks: TokenOutcome['sinks'],
+  pending: string[],
+  check: TokenOutcome['check'],
+  reason: string,
+  token?: ServiceToken,
+): TokenOutcome {
+  const outcome: TokenOutcome = {
+    name: ctx.policy.name,
+    action: 'rotated',
+    check,
+    reason,
+    oldId: entry.oldId,
+    expiresAt: token ? iso(token.expiresAt) : entry.oldExpiresAt,
+    newId: entry.staged!.newId,
+    newExpiresAt: entry.staged!.newExpiresAt,
+    existingTokenExpiresAt: entry.existingTokenExpiresAt,
+    sinks,
+    orphans: ctx.orphans,
+  };
+  if (pending.length === 0) return outcome;
+  const message = `rotated, but not yet delivered to ${pending.join(', ')}; the secret stays staged and the next run delivers it without regenerating`;
+  return { ...outcome, action: 'failed', pending, error: { code: 'ERR_SINK', message } };
 }

@@ -16,3 +16,8 @@ export function isSinkType(type: unknown): type is SinkType {
 export function createSink(config: SinkConfig) {
   return sinkFactories[config.type].create(config);
 }
+
+/** The identity of a sink's destination: what the journal marks as delivered. */
+export function sinkTarget(config: SinkConfig): string {
+  return sinkFactories[config.type].target(config);
+}

@@ -25,7 +25,6 @@ export function resolveLineage(policy: { name: string; id: string }, existing: S
     adoptedId: policy.id,
     adoptedAt: now.toISOString(),
     lastRotatedAt: null,
-    undeliveredSinks: [],
     lineage: existing ? [{ id: existing.currentId, replacedAt: now.toISOString(), expiresAt: existing.expiresAt }, ...existing.lineage].slice(0, MAX_LINEAGE) : [],
   };
   return { record, adopted: existing ? 'repointed' : 'new' };
@@ -34,7 +33,7 @@ export function resolveLineage(policy: { name: string; id: string }, existing: S
 /** The record after a regeneration: the new id becomes current and the old one joins the lineage. */
 export function recordRotation(
   record: StateRecord,
-  rotation: { newId: string; newExpiresAt: Date | null; existingTokenExpiresAt: Date; undeliveredSinks: string[]; now: Date },
+  rotation: { newId: string; newExpiresAt: Date | null; existingTokenExpiresAt: Date; now: Date },
 ): StateRecord {
   const replaced = { id: record.currentId, replacedAt: rotation.now.toISOString(), expiresAt: rotation.existingTokenExpiresAt.toISOString() };
   return {
@@ -42,7 +41,6 @@ export function recordRotation(
     currentId: rotation.newId,
     expiresAt: iso(rotation.newExpiresAt),
     lastRotatedAt: rotation.now.toISOString(),
-    undeliveredSinks: rotation.undeliveredSinks,
     // The service may answer with the same id (older behaviour); it is then not a distinct ancestor.
     lineage: rotation.newId === record.currentId ? record.lineage : [replaced, ...record.lineage].slice(0, MAX_LINEAGE),
   };
@@ -52,6 +50,5 @@ export function historyOf(record: StateRecord): HistoryView {
   return {
     lastRotatedAt: record.lastRotatedAt ? new Date(record.lastRotatedAt) : null,
     adoptedAt: new Date(record.adoptedAt),
-    undeliveredSinks: record.undeliveredSinks,
   };
 }

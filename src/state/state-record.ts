@@ -17,8 +17,6 @@ export const stateRecordSchema = z.strictObject({
   adoptedId: z.string().min(1),
   adoptedAt: isoDate,
   lastRotatedAt: isoDate.nullable(),
-  /** Sinks (by description) that the last rotation could not write to. */
-  undeliveredSinks: z.array(z.string()),
   /** Earlier ids, newest first. */
   lineage: z.array(
     z.strictObject({

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
@@ -28,10 +29,13 @@ export function runCli(args: string[], options: { cwd: string; env?: Record<stri
   });
 }
 
-/** Writes an env file for the emulator's default client (0600, as a user would keep it). */
+/**
+ * Writes an env file for the emulator's default client (0600, as a user would keep it), with a state
+ * key so that staged secrets are sealed in the journal.
+ */
 export async function writeEmulatorEnv(emulator: Emulator, dir: string, extra: Record<string, string> = {}): Promise<string> {
   const file = join(dir, 'rotator.env');
-  const env = { ...emulator.rotatorEnv(), ROTATOR_STATE_DIR: join(dir, 'state'), ...extra };
+  const env = { ...emulator.rotatorEnv(), ROTATOR_STATE_DIR: join(dir, 'state'), ROTATOR_STATE_KEY: randomBytes(32).toString('base64'), ...extra };
   await writeFile(file, Object.entries(env).map(([k, v]) => `${k}=${v}`).join('\n') + '\n', { mode: 0o600 });
   return file;
 }

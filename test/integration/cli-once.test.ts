@@ -112,17 +112,17 @@ describe('token-rotator once / plan / validate against the emulator', () => {
   it('goes on with the other tokens when one fails, names it, and exits 1', async () => {
     const broken = emulator.store.add({ name: 'broken', expiresAt: inDays(1) });
     const ok = emulator.store.add({ name: 'ok', expiresAt: inDays(1) });
-    emulator.faults.add({ op: 'regenerate', id: broken.id, action: { kind: 'status', status: 500, message: 'internal error' } });
+    emulator.faults.add({ op: 'regenerate', id: broken.id, action: { kind: 'status', status: 403, message: 'forbidden: missing apiTokens|update' } });
     await writePolicy(dir, { version: 1, tokens: [{ name: 'broken', id: broken.id, sinks: [sink('broken')] }, { name: 'ok', id: ok.id, sinks: [sink('ok')] }] });
     const run = await cli('once');
     expect(run.code).toBe(1);
-    expect(run.stdout).toMatch(/broken\s+failed\s+.*the service answered 500: internal error/);
+    expect(run.stdout).toMatch(/broken\s+failed\s+.*the service answered 403: forbidden: missing apiTokens\|update/);
     expect(run.stdout).toMatch(/ok\s+rotated/);
     expect(regenerates().filter((r) => r.id === broken.id)).toHaveLength(1);
-    expect(run.stderr).toMatch(/"tokenName":"broken".*ERR_REGENERATE_OUTCOME_UNKNOWN/);
+    expect(run.stderr).toMatch(/"tokenName":"broken".*"code":"ERR_API"/);
   });
 
-  it('reports a sink it could not write, exits 1, and reaches it on the next run', async () => {
+  it('keeps the secret staged when a sink cannot be written, exits 1, and delivers it on the next run without regenerating', async () => {
     const token = emulator.store.add({ name: 's', expiresAt: inDays(1) });
     await writeFile(join(dir, 'blocked'), 'a file where a folder should be');
     await writePolicy(dir, { version: 1, tokens: [{ name: 's', id: token.id, sinks: [sink('s'), { type: 'file', path: 'blocked/s.token' }] }] });
@@ -135,13 +135,20 @@ describe('token-rotator once / plan / validate against the emulator', () => {
       { sink: 'file secrets/s.token', result: 'created' },
       { sink: 'file blocked/s.token', result: 'failed', error: expect.stringMatching(/a file is in the way of a folder/) },
     ]);
-    expect(outcome!.error.message).toMatch(/not delivered to file blocked\/s.token/);
+    expect(outcome!.error.message).toMatch(/not yet delivered to file blocked\/s.token; the secret stays staged/);
+    expect(regenerates()).toHaveLength(1);
 
     await rm(join(dir, 'blocked'));
     const second = await cli('once', '--json');
     expect(second.code, second.stderr).toBe(0);
-    const [again] = JSON.parse(second.stdout) as Array<{ action: string; check: string; newId: string }>;
-    expect(again).toMatchObject({ action: 'rotated', check: 'deliveryIncomplete' });
+    const [again] = JSON.parse(second.stdout) as Array<{ action: string; check: string; newId: string; sinks: unknown[] }>;
+    expect(again).toMatchObject({ action: 'rotated', check: 'resumed', newId: (outcome as unknown as { newId: string }).newId });
+    expect(again!.sinks).toEqual([
+      { sink: 'file secrets/s.token', result: 'unchanged' },
+      { sink: 'file blocked/s.token', result: 'created' },
+    ]);
+    expect(regenerates()).toHaveLength(1);
+    await expect(stat(join(dir, 'state/journal/s.json'))).rejects.toThrow(/ENOENT/);
     const both = await Promise.all(['secrets/s.token', 'blocked/s.token'].map((f) => readFile(join(dir, f), 'utf8')));
     expect(both[0]).toBe(both[1]);
     expect(await whoami(both[0]!)).toMatchObject({ id: again!.newId });

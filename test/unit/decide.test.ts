@@ -7,7 +7,7 @@ const NOW = new Date('2026-11-22T12:00:00Z');
 const DAY = 24 * 3600_000;
 const at = (offsetDays: number) => new Date(NOW.getTime() + offsetDays * DAY);
 
-const freshHistory: HistoryView = { lastRotatedAt: null, adoptedAt: at(-1), undeliveredSinks: [] };
+const freshHistory: HistoryView = { lastRotatedAt: null, adoptedAt: at(-1) };
 const settings = (over: Partial<RotationSettings> = {}): RotationSettings => ({ ...BUILT_IN_DEFAULTS, ...over });
 
 interface Case {
@@ -81,14 +81,6 @@ const cases: Case[] = [
     settings: { maxAgeMs: 90 * DAY },
     action: 'rotate',
     check: 'tokenExpired',
-  },
-  {
-    name: 'a sink that missed the last secret makes the token due again',
-    expiresAt: at(29),
-    history: { lastRotatedAt: at(-1), undeliveredSinks: ['file out.token'] },
-    action: 'rotate',
-    check: 'deliveryIncomplete',
-    reason: /did not reach file out.token/,
   },
 ];
 

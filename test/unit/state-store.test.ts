@@ -18,7 +18,7 @@ describe('lineage', () => {
 
   it('follows the rotated id, not the policy id, once rotated', () => {
     const first = resolveLineage({ name: 'a', id: 'p1' }, undefined, NOW).record;
-    const rotated = recordRotation(first, { newId: 'n1', newExpiresAt: LATER, existingTokenExpiresAt: new Date(NOW.getTime() + 3600_000), undeliveredSinks: [], now: NOW });
+    const rotated = recordRotation(first, { newId: 'n1', newExpiresAt: LATER, existingTokenExpiresAt: new Date(NOW.getTime() + 3600_000), now: NOW });
     const again = resolveLineage({ name: 'a', id: 'p1' }, rotated, LATER);
     expect(again.adopted).toBeUndefined();
     expect(again.record.currentId).toBe('n1');
@@ -35,7 +35,7 @@ describe('lineage', () => {
 
   it('does not list the same id twice when the service answers with the same id', () => {
     const first = resolveLineage({ name: 'a', id: 'p1' }, undefined, NOW).record;
-    const rotated = recordRotation(first, { newId: 'p1', newExpiresAt: LATER, existingTokenExpiresAt: NOW, undeliveredSinks: [], now: NOW });
+    const rotated = recordRotation(first, { newId: 'p1', newExpiresAt: LATER, existingTokenExpiresAt: NOW, now: NOW });
     expect(rotated.lineage).toEqual([]);
     expect(rotated.lastRotatedAt).toBe(NOW.toISOString());
   });

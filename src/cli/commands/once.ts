@@ -10,13 +10,24 @@ import { loadRuntime, type GlobalOptions } from '../load-runtime.js';
 export async function onceCommand(options: GlobalOptions & { json?: boolean }, io: CliIo): Promise<number> {
   const { settings, policy } = await loadRuntime(options, io);
   const logger = createLogger({ level: settings.logLevel });
-  const deps = buildRotationDeps(settings, logger, systemClock);
+  if (!settings.stateKey) {
+    logger.warn('ROTATOR_STATE_KEY is not set: a new secret is kept in plaintext (file mode 0600) in the journal from regenerate until every sink has it');
+  }
+  const deps = buildRotationDeps(settings, logger, systemClock, io.env);
   const outcomes = await runOnce(policy, deps, { concurrency: settings.concurrency });
   io.stdout.write(options.json ? `${JSON.stringify(outcomes, null, 2)}\n` : formatOutcomes(outcomes));
   const failed = outcomes.filter((o) => o.action === 'failed');
+  const orphans = outcomes.flatMap((o) => o.orphans);
   logger.info(
-    { rotated: outcomes.filter((o) => o.action === 'rotated').length, skipped: outcomes.filter((o) => o.action === 'skipped').length, failed: failed.map((o) => o.name) },
+    {
+      rotated: outcomes.filter((o) => o.action === 'rotated').length,
+      skipped: outcomes.filter((o) => o.action === 'skipped').length,
+      failed: failed.map((o) => o.name),
+      pending: outcomes.filter((o) => o.pending?.length).map((o) => ({ name: o.name, sinks: o.pending })),
+      orphans: orphans.length,
+    },
     'run finished',
   );
-  return failed.length > 0 ? EXIT.failed : EXIT.ok;
+  // An orphan is a failure even when the name was rotated again: a token exists that nobody can use.
+  return failed.length > 0 || orphans.length > 0 ? EXIT.failed : EXIT.ok;
 }
