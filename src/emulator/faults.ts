@@ -19,16 +19,18 @@ export interface FaultRule {
   op: 'retrieve' | 'regenerate';
   /** Only for this token id; any when absent. */
   id?: string;
+  /** How many matching requests to let through before it applies. */
+  skip?: number;
   /** How many requests it applies to; then it is used up. */
   times?: number;
   action: FaultAction;
 }
 
 export class FaultPlan {
-  #rules: Array<FaultRule & { remaining: number }> = [];
+  #rules: Array<FaultRule & { remaining: number; toSkip: number }> = [];
 
   add(rule: FaultRule): void {
-    this.#rules.push({ ...rule, remaining: rule.times ?? 1 });
+    this.#rules.push({ ...rule, remaining: rule.times ?? 1, toSkip: rule.skip ?? 0 });
   }
 
   clear(): void {
@@ -39,6 +41,10 @@ export class FaultPlan {
   take(op: FaultRule['op'], id: string): FaultAction | undefined {
     const rule = this.#rules.find((r) => r.op === op && (r.id === undefined || r.id === id) && r.remaining > 0);
     if (!rule) return undefined;
+    if (rule.toSkip > 0) {
+      rule.toSkip -= 1;
+      return undefined;
+    }
     rule.remaining -= 1;
     if (rule.remaining === 0) this.#rules = this.#rules.filter((r) => r !== rule);
     return rule.action;

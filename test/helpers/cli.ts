@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -9,8 +9,23 @@ export const CLI = resolve(import.meta.dirname, '../../dist/cli/main.js');
 
 export interface CliResult {
   code: number;
+  /** Set when the process was killed. */
+  signal?: NodeJS.Signals | null;
   stdout: string;
   stderr: string;
+}
+
+/** Starts the built CLI and hands back the process, for tests that kill it. */
+export function startCli(args: string[], options: { cwd: string; env?: Record<string, string> }): { child: ChildProcess; done: Promise<CliResult> } {
+  const child = spawn(process.execPath, [CLI, ...args], { cwd: options.cwd, env: { PATH: process.env.PATH ?? '', ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk) => (stdout += String(chunk)));
+  child.stderr!.on('data', (chunk) => (stderr += String(chunk)));
+  const done = new Promise<CliResult>((resolve) => {
+    child.on('close', (code, signal) => resolve({ code: code ?? 1, signal, stdout, stderr }));
+  });
+  return { child, done };
 }
 
 /** Runs the built CLI as a user would; asynchronous, so an in-process emulator keeps serving. */
@@ -23,7 +38,7 @@ export function runCli(args: string[], options: { cwd: string; env?: Record<stri
       { cwd: options.cwd, env: { PATH: process.env.PATH ?? '', ...options.env }, timeout: 60_000 },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-        done({ code, stdout, stderr });
+        done({ code, signal: error?.signal ?? null, stdout, stderr });
       },
     );
   });
