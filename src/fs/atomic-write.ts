@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { lstat, mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 export type WriteResult = 'created' | 'updated' | 'unchanged';
@@ -13,6 +13,10 @@ export class RefusedWriteError extends Error {
  * a temporary file in the same folder, fsync, rename, fsync of the folder. Missing folders are
  * created with `dirMode`. A symlink or anything but a regular file at `target` is refused, so the
  * write cannot be redirected to a file someone else chose.
+ *
+ * Writes to one target must not overlap (ours are serialised by the name lock): any temporary file
+ * of the target found here is then a leftover of a crashed write, and is removed, since it may hold
+ * a secret.
  */
 export async function writeFileAtomic(
   target: string,
@@ -22,6 +26,7 @@ export async function writeFileAtomic(
   const dir = dirname(target);
   await mkdir(dir, { recursive: true, mode: options.dirMode ?? 0o700 });
   const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+  await removeCrashLeftovers(target);
 
   const existing = await lstat(target).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return undefined;
@@ -34,7 +39,7 @@ export async function writeFileAtomic(
     if (current.equals(bytes)) return 'unchanged';
   }
 
-  const temporary = join(dir, `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
+  const temporary = join(dir, `${temporaryPrefix(target)}${randomBytes(6).toString('hex')}.tmp`);
   try {
     const handle = await open(temporary, 'wx', options.mode);
     try {
@@ -51,6 +56,19 @@ export async function writeFileAtomic(
   }
   await syncDirectory(dir);
   return existing ? 'updated' : 'created';
+}
+
+const temporaryPrefix = (target: string) => `.${basename(target)}.`;
+
+/** Removes temporary files that a crashed write of `target` left beside it. */
+export async function removeCrashLeftovers(target: string): Promise<void> {
+  const prefix = temporaryPrefix(target);
+  const siblings = await readdir(dirname(target)).catch(() => [] as string[]);
+  await Promise.all(
+    siblings
+      .filter((f) => f.startsWith(prefix) && /^[0-9a-f]{12}\.tmp$/.test(f.slice(prefix.length)))
+      .map((f) => unlink(join(dirname(target), f)).catch(() => undefined)),
+  );
 }
 
 /** Makes the rename itself durable: without it a crash can bring back the old directory entry. */

@@ -1,6 +1,7 @@
 import type { ServiceToken } from '../api/service-token.js';
 import type { TokenPolicy } from '../config/types.js';
 import { decide } from '../policy/decide.js';
+import type { JournalEntry } from '../state/journal-entry.js';
 import { historyOf, resolveLineage } from '../state/lineage.js';
 import type { RotationContext } from './context.js';
 import type { RotationDeps } from './deps.js';
@@ -55,6 +56,7 @@ async function rotateLocked(ctx: RotationContext, saw: (token: ServiceToken) => 
   const { deps, policy, log } = ctx;
   const lineage = resolveLineage(policy, await deps.state.read(policy.name), deps.clock.now());
   const record = lineage.record;
+  await deps.journal.removeLeftovers(policy.name);
   const entry = await deps.journal.read(policy.name);
 
   if (entry?.phase === 'staged') {
@@ -95,7 +97,7 @@ async function rotateLocked(ctx: RotationContext, saw: (token: ServiceToken) => 
 
 function rotatedOutcome(
   ctx: RotationContext,
-  entry: NonNullable<Awaited<ReturnType<RotationDeps['journal']['read']>>>,
+  entry: JournalEntry,
   sinks: TokenOutcome['sinks'],
   pending: string[],
   check: TokenOutcome['check'],

@@ -1,10 +1,12 @@
-import { open, readdir, readFile, unlink } from 'node:fs/promises';
+import { open, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fromZodIssues } from '../config/issues.js';
 import { StateError } from '../errors.js';
-import { writeFileAtomic } from '../fs/atomic-write.js';
-import { journalEntrySchema, JOURNAL_VERSION } from './journal-entry.js';
+import { removeCrashLeftovers } from '../fs/atomic-write.js';
+import { journalEntrySchema, JOURNAL_VERSION, type JournalEntry } from './journal-entry.js';
 import type { Journal } from './journal.js';
+import { readRecordFile, writeRecordFile, type RecordFileKind } from './record-file.js';
+
+const kind: RecordFileKind<JournalEntry> = { what: 'journal entry', version: JOURNAL_VERSION, schema: journalEntrySchema };
 
 /** `<dir>/journal/<name>.json`, 0600 in 0700 folders, written atomically and fsync'd (file and folder). */
 export function fileJournal(dir: string): Journal {
@@ -14,48 +16,22 @@ export function fileJournal(dir: string): Journal {
   return {
     describe: fileOf,
 
-    async read(name) {
-      const file = fileOf(name);
-      let text: string;
-      try {
-        text = await readFile(file, 'utf8');
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-        throw new StateError(`cannot read journal entry ${file}: ${(error as NodeJS.ErrnoException).code}`);
-      }
-      // The entry may hold the only copy of a new secret: never drop it, say what to look at.
-      const fix =
+    // The entry may hold the only copy of a new secret: never drop it, say what to look at.
+    read: (name) =>
+      readRecordFile(
+        fileOf(name),
+        name,
+        kind,
         `it may hold the only copy of a new secret for '${name}'. Inspect it; if it holds a "staged" secret, ` +
-        `put that secret where it belongs by hand. Then move the file aside to let '${name}' rotate again`;
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        throw new StateError(`journal entry ${file} is not valid JSON (truncated or damaged); ${fix}`);
-      }
-      const version = (json as { version?: unknown })?.version;
-      if (version !== JOURNAL_VERSION) {
-        throw new StateError(`journal entry ${file} has version ${JSON.stringify(version)}; this token-rotator reads version ${JOURNAL_VERSION}; ${fix}`);
-      }
-      const parsed = journalEntrySchema.safeParse(json, { reportInput: true });
-      if (!parsed.success) {
-        const problems = fromZodIssues(parsed.error.issues).map((i) => `${i.path}: ${i.message}`).join('; ');
-        throw new StateError(`journal entry ${file} is damaged (${problems}); ${fix}`);
-      }
-      if (parsed.data.name !== name) throw new StateError(`journal entry ${file} belongs to '${parsed.data.name}'; ${fix}`);
-      return parsed.data;
-    },
+          `put that secret where it belongs by hand. Then move the file aside to let '${name}' rotate again`,
+      ),
 
-    async write(entry) {
-      const file = fileOf(entry.name);
-      try {
-        await writeFileAtomic(file, `${JSON.stringify(entry, null, 2)}\n`, { mode: 0o600, dirMode: 0o700 });
-      } catch (error) {
-        throw new StateError(`cannot write journal entry ${file}: ${(error as NodeJS.ErrnoException).code ?? error}`, { cause: error });
-      }
-    },
+    write: (entry) => writeRecordFile(fileOf(entry.name), entry, kind.what),
+
+    removeLeftovers: (name) => removeCrashLeftovers(fileOf(name)),
 
     async erase(name) {
+      await removeCrashLeftovers(fileOf(name));
       try {
         await unlink(fileOf(name));
       } catch (error) {

@@ -5,6 +5,8 @@ export interface Journal {
   read(name: string): Promise<JournalEntry | undefined>;
   write(entry: JournalEntry): Promise<void>;
   erase(name: string): Promise<void>;
+  /** Removes what a crashed write left beside the entry (it may hold a secret). Call under the name's lock. */
+  removeLeftovers(name: string): Promise<void>;
   /** Names with an entry, for entries whose name left the policy. */
   names(): Promise<string[]>;
   /** Where an entry lives, for messages. */

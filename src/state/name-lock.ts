@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
-import { mkdir, open, readFile, rmdir, stat, unlink, utimes } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { link, mkdir, open, readFile, rmdir, stat, unlink, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Clock } from '../clock.js';
 
@@ -64,7 +65,7 @@ export function fileNameLocks(dir: string, options: LockOptions): NameLocks {
       try {
         owner = JSON.parse(raw) as LockOwner;
       } catch {
-        owner = undefined; // being written right now, or damaged: judged by age alone
+        owner = undefined; // damaged by hand: judged by age alone
       }
       return { owner, touchedAt: info.mtimeMs, raw };
     } catch (error) {
@@ -97,22 +98,30 @@ export function fileNameLocks(dir: string, options: LockOptions): NameLocks {
     }
   }
 
+  /**
+   * The lock appears with its owner already in it: written to a temporary file first, then linked
+   * into place (link fails if the lock exists). A crash can never leave an empty lock, which could
+   * only be judged by its age.
+   */
   async function tryCreate(file: string): Promise<LockOwner | undefined> {
     const owner: LockOwner = { pid, host, acquiredAt: options.clock.now().toISOString() };
-    let handle;
-    try {
-      handle = await open(file, 'wx', 0o600);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
-      throw error;
-    }
+    const temporary = `${file}.${randomBytes(6).toString('hex')}.tmp`;
+    const handle = await open(temporary, 'wx', 0o600);
     try {
       await handle.writeFile(JSON.stringify(owner));
       await handle.sync();
     } finally {
       await handle.close();
     }
-    return owner;
+    try {
+      await link(temporary, file);
+      return owner;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
+      throw error;
+    } finally {
+      await unlink(temporary).catch(() => undefined);
+    }
   }
 
   function hold(file: string, owner: LockOwner): HeldLock {

@@ -76,3 +76,13 @@ export async function readStateFiles(dir: string): Promise<Record<string, string
 export function emulatorSecrets(emulator: Emulator): string[] {
   return [...emulator.store.all().map((t) => t.secret), ...(emulator.client.clientSecret ? [emulator.client.clientSecret] : [])];
 }
+
+/** The leak sweep after CLI runs: every stdout, stderr and state file, against every secret the emulator issued. */
+export async function leakCheckedOutputs(dir: string, results: readonly CliResult[]): Promise<Record<string, string>> {
+  const outputs: Record<string, string> = { ...(await readStateFiles(dir)) };
+  results.forEach((r, i) => {
+    outputs[`run ${i} stdout`] = r.stdout;
+    outputs[`run ${i} stderr`] = r.stderr;
+  });
+  return outputs;
+}

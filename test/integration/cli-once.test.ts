@@ -3,7 +3,7 @@ import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../src/emulator/start-emulator.js';
-import { emulatorSecrets, readStateFiles, runCli, writeEmulatorEnv, writePolicy, type CliResult } from '../helpers/cli.js';
+import { emulatorSecrets, leakCheckedOutputs, runCli, writeEmulatorEnv, writePolicy, type CliResult } from '../helpers/cli.js';
 import { expectNoLeak } from '../helpers/leaks.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
@@ -31,12 +31,7 @@ describe('token-rotator once / plan / validate against the emulator', () => {
   });
   afterEach(async () => {
     // Every run of every test: no secret in stdout, stderr or the state files.
-    const outputs: Record<string, string> = { ...(await readStateFiles(dir)) };
-    results.forEach((r, i) => {
-      outputs[`run ${i} stdout`] = r.stdout;
-      outputs[`run ${i} stderr`] = r.stderr;
-    });
-    expectNoLeak(outputs, emulatorSecrets(emulator));
+    expectNoLeak(await leakCheckedOutputs(dir, results), emulatorSecrets(emulator));
     await rm(dir, { recursive: true, force: true });
   });
 

@@ -2,7 +2,7 @@ import { readFile, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../src/emulator/start-emulator.js';
-import { emulatorSecrets, readStateFiles, runCli, startCli, writeEmulatorEnv, writePolicy, type CliResult } from '../helpers/cli.js';
+import { emulatorSecrets, leakCheckedOutputs, runCli, startCli, writeEmulatorEnv, writePolicy, type CliResult } from '../helpers/cli.js';
 import { expectNoLeak } from '../helpers/leaks.js';
 import { seededRandom } from '../helpers/seeded-random.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -79,10 +79,5 @@ it(`survives ${KILLS} kill -9 at random moments (seed ${SEED}) while ${NAMES.len
   const regenerates = emulator.requests.filter((r) => r.op === 'regenerate' && r.committed).length;
   console.info(`seed ${SEED}: ${kills} kills in ${runs.length} runs, ${regenerates} regenerates applied, ${reported} orphan reports, ${unusable.length} unusable tokens`);
 
-  const outputs: Record<string, string> = { ...(await readStateFiles(dir)) };
-  runs.forEach((r, i) => {
-    outputs[`run ${i} stdout`] = r.stdout;
-    outputs[`run ${i} stderr`] = r.stderr;
-  });
-  expectNoLeak(outputs, emulatorSecrets(emulator));
+  expectNoLeak(await leakCheckedOutputs(dir, runs), emulatorSecrets(emulator));
 });

@@ -40,6 +40,14 @@ describe('file sink', () => {
     expect(await readdir(dir)).toEqual(['a.token']);
   });
 
+  it('removes temporary files that a crashed write left behind, since they may hold a secret', async () => {
+    await writeFile(join(dir, '.a.token.0123456789ab.tmp'), 'xaat-canary-half-written');
+    await writeFile(join(dir, '.other.token.0123456789ab.tmp'), 'not ours');
+    const { sink: s } = sink(dir, { path: 'a.token' });
+    await s.write(new Secret(SECRET), meta, {});
+    expect((await readdir(dir)).sort()).toEqual(['.other.token.0123456789ab.tmp', 'a.token']);
+  });
+
   it('writes env and json formats', async () => {
     const env = sink(dir, { path: 'a.env', format: 'env', key: 'INGEST_TOKEN' });
     await env.sink.write(new Secret(SECRET), meta, {});

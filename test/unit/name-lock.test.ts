@@ -1,4 +1,4 @@
-import { readFile, writeFile, mkdir, utimes } from 'node:fs/promises';
+import { mkdir, readdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
@@ -51,6 +51,12 @@ describe('name locks', () => {
     const contenders = [201, 202, 203, 204, 205, 206];
     const results = await Promise.all(contenders.map((pid) => locks(pid, 'h1', contenders).acquire('a', { waitMs: 0 })));
     expect(results.filter((r) => 'held' in r)).toHaveLength(1);
+  });
+
+  it('never shows a lock without its owner, and leaves no temporary files behind', async () => {
+    await locks(100).acquire('a', { waitMs: 0 });
+    expect(JSON.parse(await readFile(join(dir, 'locks/a.lock'), 'utf8'))).toMatchObject({ pid: 100 });
+    expect(await readdir(join(dir, 'locks'))).toEqual(['a.lock']);
   });
 
   it('does not remove a lock that another process took over meanwhile', async () => {
