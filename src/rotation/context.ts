@@ -1,3 +1,4 @@
+import type { ServiceToken } from '../api/service-token.js';
 import type { TokenPolicy } from '../config/types.js';
 import type { Logger } from '../log/logger.js';
 import type { RotationDeps } from './deps.js';
@@ -10,4 +11,6 @@ export interface RotationContext {
   log: Logger;
   signal: AbortSignal | undefined;
   orphans: OrphanReport[];
+  /** The token as last retrieved, so a failure can still say which id and expiry it was about. */
+  token?: ServiceToken;
 }

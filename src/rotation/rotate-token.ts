@@ -38,21 +38,19 @@ export async function rotateToken(policy: TokenPolicy, deps: RotationDeps, optio
     return { ...base, action: 'skipped', check: 'busy', reason: `another token-rotator (${who}) is rotating it` };
   }
 
-  let seen: ServiceToken | undefined;
   try {
-    return await rotateLocked(ctx, (token) => {
-      seen = token;
-    });
+    return await rotateLocked(ctx);
   } catch (error) {
     ctx.log.error({ err: error }, 'rotation failed');
     const summary = errorSummary(error);
-    return { ...base, oldId: seen?.id ?? policy.id, expiresAt: seen ? iso(seen.expiresAt) : null, action: 'failed', reason: summary.message, error: summary };
+    const { token } = ctx;
+    return { ...base, oldId: token?.id ?? policy.id, expiresAt: token ? iso(token.expiresAt) : null, action: 'failed', reason: summary.message, error: summary };
   } finally {
     await lock.held.release().catch((error: unknown) => ctx.log.warn({ err: error }, 'releasing the lock failed'));
   }
 }
 
-async function rotateLocked(ctx: RotationContext, saw: (token: ServiceToken) => void): Promise<TokenOutcome> {
+async function rotateLocked(ctx: RotationContext): Promise<TokenOutcome> {
   const { deps, policy, log } = ctx;
   const lineage = resolveLineage(policy, await deps.state.read(policy.name), deps.clock.now());
   const record = lineage.record;
@@ -79,7 +77,7 @@ async function rotateLocked(ctx: RotationContext, saw: (token: ServiceToken) => 
     if (lineage.adopted === 'repointed') log.warn({ id: record.currentId }, "the policy id is not in this name's lineage; adopting it");
     token = await deps.api.retrieve(record.currentId, { signal: ctx.signal });
   }
-  saw(token);
+  ctx.token = token;
 
   const decision = forcedReason
     ? { action: 'rotate' as const, check: undefined, reason: forcedReason }
