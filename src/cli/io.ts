@@ -2,6 +2,8 @@ import type { Env } from '../config/env.js';
 
 /** What a command may touch of the process: injected, so `run()` can be driven in-process by tests. */
 export interface CliIo {
+  /** Only read to ask for confirmation, and only when it is a TTY. */
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
   stdout: { write(text: string): unknown; isTTY?: boolean };
   stderr: { write(text: string): unknown; isTTY?: boolean };
   env: Env;

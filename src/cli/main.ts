@@ -2,6 +2,7 @@
 import { run } from './run.js';
 
 const code = await run(process.argv.slice(2), {
+  stdin: process.stdin,
   stdout: process.stdout,
   stderr: process.stderr,
   env: process.env,

@@ -55,6 +55,20 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     });
 
   program
+    .command('rotate')
+    .description('emergency rotation of the named tokens now, regardless of schedule and backoff')
+    .argument('<name...>', 'token names from the policy')
+    .addOption(new Option('--revoke-now', 'end the current token at once (overlap 0)').conflicts('overlap'))
+    .option('--overlap <duration>', 'how long the current token keeps working (never longer than it would have)')
+    .option('-y, --yes', 'do not ask for confirmation on a terminal')
+    .option('--reason <text>', 'why: written to the audit log')
+    .option('--json', 'print the outcome as JSON')
+    .action(async (names: string[], options) => {
+      const { rotateCommand } = await import('./commands/rotate.js');
+      exitCode = await rotateCommand(names, { ...global(), ...options }, io);
+    });
+
+  program
     .command('validate')
     .description('check the policy and the environment, without the network')
     .action(async () => {

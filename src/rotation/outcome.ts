@@ -10,9 +10,10 @@ export interface SinkOutcome {
 
 /**
  * Why a token was acted on: a policy check, an interrupted rotation being finished (`resumed`),
- * or another process holding its lock (`busy`).
+ * an emergency rotation (`manual`), another process holding its lock (`busy`), or recent failures
+ * (`backoff`).
  */
-export type OutcomeCheck = CheckName | 'resumed' | 'busy';
+export type OutcomeCheck = CheckName | 'resumed' | 'manual' | 'busy' | 'backoff';
 
 /** What happened to one token in a run: everything the table, the JSON and the audit need, no secret. */
 export interface TokenOutcome {

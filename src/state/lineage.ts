@@ -25,6 +25,8 @@ export function resolveLineage(policy: { name: string; id: string }, existing: S
     adoptedId: policy.id,
     adoptedAt: now.toISOString(),
     lastRotatedAt: null,
+    consecutiveFailures: 0,
+    lastFailure: null,
     lineage: existing ? [{ id: existing.currentId, replacedAt: now.toISOString(), expiresAt: existing.expiresAt }, ...existing.lineage].slice(0, MAX_LINEAGE) : [],
   };
   return { record, adopted: existing ? 'repointed' : 'new' };

@@ -17,6 +17,9 @@ export const stateRecordSchema = z.strictObject({
   adoptedId: z.string().min(1),
   adoptedAt: isoDate,
   lastRotatedAt: isoDate.nullable(),
+  /** Failed rotations in a row; scheduled checks back off while it is above 0. */
+  consecutiveFailures: z.number().int().nonnegative().default(0),
+  lastFailure: z.strictObject({ at: isoDate, code: z.string(), message: z.string() }).nullable().default(null),
   /** Earlier ids, newest first. */
   lineage: z.array(
     z.strictObject({

@@ -1,0 +1,72 @@
+import { createInterface } from 'node:readline/promises';
+import { systemClock } from '../../clock.js';
+import { formatDuration, parseDuration } from '../../config/duration.js';
+import { ConfigError, type ConfigIssue } from '../../errors.js';
+import { createLogger } from '../../log/logger.js';
+import { rotateToken } from '../../rotation/rotate-token.js';
+import { buildRotationDeps } from '../build-deps.js';
+import { formatOutcomes } from '../format-outcomes.js';
+import { EXIT, type CliIo } from '../io.js';
+import { loadRuntime, type GlobalOptions } from '../load-runtime.js';
+
+export interface RotateCommandOptions extends GlobalOptions {
+  revokeNow?: boolean;
+  overlap?: string;
+  yes?: boolean;
+  reason?: string;
+  json?: boolean;
+}
+
+/** An emergency waits longer for a scheduled rotation of the same name to finish than `once` does. */
+const EMERGENCY_LOCK_WAIT_MS = 30_000;
+
+async function confirm(io: CliIo, question: string): Promise<boolean> {
+  const prompt = createInterface({ input: io.stdin!, output: io.stderr as NodeJS.WritableStream });
+  try {
+    return /^y(es)?$/i.test((await prompt.question(question)).trim());
+  } finally {
+    prompt.close();
+  }
+}
+
+/**
+ * Emergency rotation of the named tokens now, regardless of schedule and backoff. `--revoke-now`
+ * ends the old token at once; `--overlap` gives it another grace period (never longer than it had).
+ */
+export async function rotateCommand(names: string[], options: RotateCommandOptions, io: CliIo): Promise<number> {
+  const { settings, policy } = await loadRuntime(options, io);
+  const issues: ConfigIssue[] = [];
+  const known = new Map(policy.tokens.map((t) => [t.name, t]));
+  for (const name of names) {
+    if (!known.has(name)) issues.push({ path: `rotate ${name}`, message: `no token of that name in the policy; known: ${[...known.keys()].join(', ') || '(none)'}` });
+  }
+  let overlapMs: number | undefined;
+  if (options.revokeNow) overlapMs = 0;
+  if (options.overlap !== undefined) {
+    const parsed = parseDuration(options.overlap);
+    if (parsed.ok) overlapMs = parsed.ms;
+    else issues.push({ path: '--overlap', message: parsed.message });
+  }
+  if (issues.length > 0) throw new ConfigError(issues);
+
+  const reason = options.reason?.trim() || 'no reason given';
+  if (io.stdin?.isTTY && !options.yes) {
+    const what =
+      overlapMs === undefined ? "keep working for the policy's overlap" : overlapMs === 0 ? 'stop working now' : `keep working for ${formatDuration(overlapMs)} at most`;
+    if (!(await confirm(io, `Rotate ${names.join(', ')} now? The current tokens ${what}. [y/N] `))) {
+      io.stderr.write('not rotated\n');
+      return EXIT.failed;
+    }
+  }
+
+  const logger = createLogger({ level: settings.logLevel });
+  const deps = buildRotationDeps(settings, logger, systemClock, io.env);
+  logger.warn({ tokens: names, reason, overlapMs: overlapMs ?? null }, 'emergency rotation requested');
+  const outcomes = [];
+  for (const name of names) {
+    const force = overlapMs === undefined ? { reason } : { reason, overlapMs };
+    outcomes.push(await rotateToken(known.get(name)!, deps, { force, lockWaitMs: EMERGENCY_LOCK_WAIT_MS }));
+  }
+  io.stdout.write(options.json ? `${JSON.stringify(outcomes, null, 2)}\n` : formatOutcomes(outcomes));
+  return outcomes.every((o) => o.action === 'rotated' && o.orphans.length === 0) ? EXIT.ok : EXIT.failed;
+}
