@@ -69,6 +69,15 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     });
 
   program
+    .command('status')
+    .description('per token: current id, expiry, last rotation, next due time, pending deliveries, last error (no network)')
+    .option('--json', 'print JSON')
+    .action(async (options: { json?: boolean }) => {
+      const { statusCommand } = await import('./commands/status.js');
+      exitCode = await statusCommand({ ...global(), ...options }, io);
+    });
+
+  program
     .command('validate')
     .description('check the policy and the environment, without the network')
     .action(async () => {

@@ -1,0 +1,65 @@
+import type { TokenPolicy } from '../config/types.js';
+import { backoffUntil } from '../policy/backoff.js';
+import { decide } from '../policy/decide.js';
+import type { SinkConfig } from '../sinks/registry.js';
+import type { JournalEntry } from '../state/journal-entry.js';
+import { historyOf } from '../state/lineage.js';
+import type { StateRecord } from '../state/state-record.js';
+import { errorSummary } from './outcome.js';
+
+/** What an operator asks of a name, from what is on disk: no network, so it works when the service does not. */
+export interface TokenStatus {
+  name: string;
+  currentId: string;
+  expiresAt: string | null;
+  lastRotatedAt: string | null;
+  /** When the next check will find it due, from the last known expiry; null: never. */
+  nextDueAt: string | null;
+  /** Sinks still waiting for a staged secret, or a regenerate whose outcome a run must reconcile. */
+  pending: string[];
+  consecutiveFailures: number;
+  backoffUntil: string | null;
+  lastError: { at: string; code: string; message: string } | null;
+}
+
+export function tokenStatus(
+  policy: TokenPolicy,
+  record: StateRecord | undefined,
+  entry: JournalEntry | undefined,
+  now: Date,
+  sink: { describe(config: SinkConfig): string; target(config: SinkConfig): string },
+): TokenStatus {
+  const pending =
+    entry?.phase === 'staged'
+      ? policy.sinks.filter((s) => !entry.delivered.includes(sink.target(s))).map((s) => sink.describe(s))
+      : entry?.phase === 'intent'
+        ? [`a regenerate of ${entry.oldId} sent at ${entry.startedAt} with no known outcome`]
+        : [];
+  if (!record) {
+    return { name: policy.name, currentId: policy.id, expiresAt: null, lastRotatedAt: null, nextDueAt: null, pending, consecutiveFailures: 0, backoffUntil: null, lastError: null };
+  }
+  const decision = decide({
+    token: { id: record.currentId, expiresAt: record.expiresAt ? new Date(record.expiresAt) : null },
+    history: historyOf(record),
+    settings: policy.settings,
+    now,
+  });
+  const until = backoffUntil({ consecutiveFailures: record.consecutiveFailures, lastFailureAt: record.lastFailure ? new Date(record.lastFailure.at) : null });
+  return {
+    name: policy.name,
+    currentId: record.currentId,
+    expiresAt: record.expiresAt,
+    lastRotatedAt: record.lastRotatedAt,
+    nextDueAt: decision.dueAt ? decision.dueAt.toISOString() : null,
+    pending,
+    consecutiveFailures: record.consecutiveFailures,
+    backoffUntil: until && until > now ? until.toISOString() : null,
+    lastError: record.consecutiveFailures > 0 ? record.lastFailure : null,
+  };
+}
+
+/** A name whose state cannot be read still gets a line, saying why. */
+export function unreadableStatus(policy: TokenPolicy, error: unknown): TokenStatus {
+  const { code, message } = errorSummary(error);
+  return { name: policy.name, currentId: policy.id, expiresAt: null, lastRotatedAt: null, nextDueAt: null, pending: [], consecutiveFailures: 0, backoffUntil: null, lastError: { at: '', code, message } };
+}

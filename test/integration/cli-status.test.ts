@@ -1,0 +1,69 @@
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
+import { startEmulator, type Emulator } from '../../src/emulator/start-emulator.js';
+import type { TokenStatus } from '../../src/rotation/token-status.js';
+import { emulatorSecrets, leakCheckedOutputs, runCli, writeEmulatorEnv, writePolicy, type CliResult } from '../helpers/cli.js';
+import { expectNoLeak } from '../helpers/leaks.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+
+const DAY = 24 * 3600_000;
+let emulator: Emulator;
+let dir: string;
+let envFile: string;
+const results: CliResult[] = [];
+
+beforeAll(async () => {
+  emulator = await startEmulator();
+});
+afterAll(async () => {
+  await emulator.close();
+});
+beforeEach(async () => {
+  dir = await makeTempDir();
+  envFile = await writeEmulatorEnv(emulator, dir);
+  results.length = 0;
+});
+afterEach(async () => {
+  expectNoLeak(await leakCheckedOutputs(dir, results), emulatorSecrets(emulator));
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function cli(args: string[], env: Record<string, string> = {}) {
+  const result = await runCli([...args, '--config', 'rotation.yaml', '--env-file', envFile], { cwd: dir, env });
+  results.push(result);
+  return result;
+}
+
+it('status tells, without the network, what happened and what is next for each token', async () => {
+  const fine = emulator.store.add({ name: 'fine', expiresAt: new Date(Date.now() + 2 * DAY) });
+  const stuck = emulator.store.add({ name: 'stuck', expiresAt: new Date(Date.now() + 2 * DAY) });
+  const refused = emulator.store.add({ name: 'refused', expiresAt: new Date(Date.now() + 2 * DAY) });
+  await writeFile(join(dir, 'blocked'), 'a file in the way');
+  await writePolicy(dir, {
+    version: 1,
+    tokens: [
+      { name: 'fine', id: fine.id, sinks: [{ type: 'file', path: 'secrets/fine.token' }] },
+      { name: 'stuck', id: stuck.id, sinks: [{ type: 'file', path: 'secrets/stuck.token' }, { type: 'file', path: 'blocked/stuck.token' }] },
+      { name: 'refused', id: refused.id, sinks: [{ type: 'file', path: 'secrets/refused.token' }] },
+    ],
+  });
+  emulator.faults.add({ op: 'regenerate', id: refused.id, action: { kind: 'status', status: 403, message: 'forbidden' } });
+  expect((await cli(['once'])).code).toBe(1);
+
+  // the service is gone: status still answers
+  await writeFile(envFile, (await readFile(envFile, 'utf8')).replace(/ROTATOR_API_URL=.*/, 'ROTATOR_API_URL=http://127.0.0.1:9'));
+  const status = await cli(['status', '--json']);
+  expect(status.code).toBe(1);
+  const rows = Object.fromEntries((JSON.parse(status.stdout) as TokenStatus[]).map((r) => [r.name, r]));
+  expect(rows.fine).toMatchObject({ pending: [], lastError: null, consecutiveFailures: 0 });
+  expect(rows.fine!.currentId).not.toBe(fine.id);
+  expect(Date.parse(rows.fine!.nextDueAt!) - Date.now()).toBeGreaterThan(22 * DAY);
+  expect(rows.stuck!.pending).toEqual(['file blocked/stuck.token']);
+  expect(rows.refused).toMatchObject({ currentId: refused.id, consecutiveFailures: 1, lastError: expect.objectContaining({ code: 'ERR_API', message: expect.stringMatching(/answered 403: forbidden/) }) });
+  expect(rows.refused!.backoffUntil).not.toBeNull();
+
+  const table = await cli(['status']);
+  expect(table.stdout).toMatch(/^TOKEN\s+ID\s+EXPIRES\s+LAST ROTATED\s+NEXT DUE\s+PENDING\s+LAST ERROR\n/);
+  expect(table.stdout).toMatch(/stuck\s+.*file blocked\/stuck.token/);
+});
