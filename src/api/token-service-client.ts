@@ -24,6 +24,8 @@ export interface TokenServiceClientOptions {
   /** Tries of a retrieve after the first; regenerate is only ever retried after a 429. */
   retries?: number;
   random?: () => number;
+  /** Told of every answer (its status) and every request that got none ('error'): metrics, readiness. */
+  onResponse?: (op: ApiOperation, status: number | 'error') => void;
 }
 
 export interface TokenServiceClient {
@@ -79,6 +81,7 @@ export function createTokenServiceClient(options: TokenServiceClientOptions): To
       afterResponse: [
         (response, retryWithMergedOptions) => {
           const context = response.request.options.context as RequestContext;
+          options.onResponse?.(context.op, response.statusCode);
           logger.debug(
             { op: context.op, status: response.statusCode, traceId: traceIdOf(response.headers) },
             'token service answered',
@@ -88,6 +91,12 @@ export function createTokenServiceClient(options: TokenServiceClientOptions): To
             return retryWithMergedOptions({ context: { authRetried: true } });
           }
           return response;
+        },
+      ],
+      beforeError: [
+        (error) => {
+          if (!error.response) options.onResponse?.((error.options.context as RequestContext).op, 'error');
+          return error;
         },
       ],
       beforeRetry: [

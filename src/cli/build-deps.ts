@@ -2,6 +2,7 @@ import { createTokenServiceClient } from '../api/token-service-client.js';
 import { createAccessTokenSource } from '../auth/create-access-token-source.js';
 import type { Clock } from '../clock.js';
 import type { Env, Settings } from '../config/env.js';
+import type { ApiOperation } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { Failpoint, RotationDeps } from '../rotation/deps.js';
 import { createSink, sinkTarget } from '../sinks/registry.js';
@@ -23,13 +24,17 @@ function failpointFrom(env: Env): ((step: Failpoint) => void) | undefined {
   };
 }
 
+export interface DepsHooks {
+  onResponse?: (op: ApiOperation, status: number | 'error') => void;
+}
+
 /** The one place the side effects are wired together. */
-export function buildRotationDeps(settings: Settings, logger: Logger, clock: Clock, env: Env = {}): RotationDeps {
+export function buildRotationDeps(settings: Settings, logger: Logger, clock: Clock, env: Env = {}, hooks: DepsHooks = {}): RotationDeps {
   const auth = createAccessTokenSource(settings.auth, { clock, timeoutMs: settings.httpTimeoutMs });
   if (settings.auth.kind === 'static' && settings.auth.accessToken.reveal().startsWith('xapt-') && !settings.orgId) {
     logger.warn('ROTATOR_ACCESS_TOKEN is a personal access token; the service also needs ROTATOR_ORG_ID with it');
   }
-  const api = createTokenServiceClient({ apiUrl: settings.apiUrl, auth, orgId: settings.orgId, timeoutMs: settings.httpTimeoutMs, clock, logger });
+  const api = createTokenServiceClient({ apiUrl: settings.apiUrl, auth, orgId: settings.orgId, timeoutMs: settings.httpTimeoutMs, clock, logger, onResponse: hooks.onResponse });
   const failpoint = failpointFrom(env);
   return {
     api,

@@ -55,6 +55,15 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     });
 
   program
+    .command('daemon')
+    .description('the sidecar: check every token on its schedule, serve /healthz, /readyz and /metrics')
+    .option('--listen <host:port>', 'HTTP listener (else ROTATOR_LISTEN, else 127.0.0.1:9464)')
+    .action(async (options: { listen?: string }) => {
+      const { daemonCommand } = await import('./commands/daemon.js');
+      exitCode = await daemonCommand({ ...global(), ...options }, io);
+    });
+
+  program
     .command('rotate')
     .description('emergency rotation of the named tokens now, regardless of schedule and backoff')
     .argument('<name...>', 'token names from the policy')

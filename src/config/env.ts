@@ -61,6 +61,7 @@ export const VARIABLES = [
   'ROTATOR_LOG_LEVEL',
   'ROTATOR_HTTP_TIMEOUT',
   'ROTATOR_CONCURRENCY',
+  'ROTATOR_LISTEN',
 ] as const;
 
 /**

@@ -6,7 +6,9 @@ import { isSinkType, sinkFactories, type SinkConfig } from '../sinks/registry.js
 import { formatDuration } from './duration.js';
 import { fromZodIssues } from './issues.js';
 import { policySchema, type RawSettings } from './policy-schema.js';
-import type { Policy, RotationSettings, TokenPolicy } from './types.js';
+import type { CheckSchedule, Policy, RotationSettings, TokenPolicy } from './types.js';
+
+export const DEFAULT_SCHEDULE: CheckSchedule = { expression: '*/15 * * * *', timezone: undefined, jitterMs: 0 };
 
 export const BUILT_IN_DEFAULTS: RotationSettings = {
   renewBefore: { kind: 'duration', ms: 7 * 24 * 3600_000 },
@@ -51,6 +53,7 @@ export function parsePolicy(text: string, file: string): Policy {
   if (!parsed.success) throw new ConfigError(issues);
 
   const defaults = mergeSettings(BUILT_IN_DEFAULTS, parsed.data.defaults ?? {});
+  const defaultSchedule = mergeSchedule(DEFAULT_SCHEDULE, parsed.data.defaults ?? {});
   const seenNames = new Map<string, number>();
   const seenIds = new Map<string, number>();
   const seenTargets = new Map<string, string>();
@@ -73,7 +76,7 @@ export function parsePolicy(text: string, file: string): Policy {
       if (firstAt) issues.push({ path: sinkAt, message: `writes to the same place as ${firstAt}` });
       else seenTargets.set(target, sinkAt);
     }
-    return { name: token.name, id: token.id, settings, sinks: sinks.map((s) => s.config) };
+    return { name: token.name, id: token.id, settings, schedule: mergeSchedule(defaultSchedule, token), sinks: sinks.map((s) => s.config) };
   });
 
   if (issues.length > 0) throw new ConfigError(issues);
@@ -103,6 +106,10 @@ function parseSinks(rawSinks: unknown, at: string, policyDir: string, issues: Co
     sinks.push({ config: result.config, at: sinkAt });
   });
   return sinks;
+}
+
+function mergeSchedule(base: CheckSchedule, raw: RawSettings): CheckSchedule {
+  return { expression: raw.schedule ?? base.expression, timezone: raw.timezone ?? base.timezone, jitterMs: raw.jitter ?? base.jitterMs };
 }
 
 function mergeSettings(base: RotationSettings, raw: RawSettings): RotationSettings {

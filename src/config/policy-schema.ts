@@ -1,3 +1,4 @@
+import cron from 'node-cron';
 import { z } from 'zod';
 import { DURATION_HELP, parseDuration } from './duration.js';
 import { durationSchema } from './duration-schema.js';
@@ -31,12 +32,36 @@ const lifetime = z.union([z.literal('never'), duration], {
 
 const maxAge = duration.nullable();
 
+/** 5 fields (minute first) or 6 (seconds first), as node-cron reads them. */
+const schedule = z.string().superRefine((expression, ctx) => {
+  const fields = expression.trim().split(/\s+/).length;
+  if (fields !== 5 && fields !== 6) {
+    ctx.addIssue({ code: 'custom', message: `'${expression}' has ${fields} fields; a cron schedule has 5 (minute hour day month weekday) or 6 (seconds first)` });
+    return;
+  }
+  const result = cron.validateDetailed(expression);
+  if (!result.valid) ctx.addIssue({ code: 'custom', message: `'${expression}' is not a cron schedule: ${result.errors.map((e) => `${e.field} ${e.message}`).join('; ')}` });
+});
+
+const timezone = z.string().superRefine((zone, ctx) => {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: zone });
+  } catch {
+    ctx.addIssue({ code: 'custom', message: `'${zone}' is not an IANA time zone such as Europe/Berlin or UTC` });
+  }
+});
+
 /** The rotation settings shared by `defaults` and each token; every one is optional in both places. */
 const settingsShape = {
   renewBefore: renewBefore.optional(),
   overlap: duration.optional(),
   lifetime: lifetime.optional(),
   maxAge: maxAge.optional(),
+  /** When the daemon checks (cron); `once` ignores it. */
+  schedule: schedule.optional(),
+  timezone: timezone.optional(),
+  /** A random delay of up to this much before each scheduled check, to spread load. */
+  jitter: duration.optional(),
 };
 
 export const TOKEN_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;

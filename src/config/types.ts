@@ -13,11 +13,19 @@ export interface RotationSettings {
   maxAgeMs: number | null;
 }
 
+/** When the daemon checks a token. */
+export interface CheckSchedule {
+  expression: string;
+  timezone: string | undefined;
+  jitterMs: number;
+}
+
 export interface TokenPolicy {
   name: string;
   /** The token's id when first adopted; the current id lives in the state store. */
   id: string;
   settings: RotationSettings;
+  schedule: CheckSchedule;
   sinks: SinkConfig[];
 }
 

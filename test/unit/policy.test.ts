@@ -46,6 +46,29 @@ describe('parsePolicy', () => {
     expect(dash!.sinks[0]).toMatchObject({ path: '/abs/dash.env', format: 'env', envKey: 'DASH_TOKEN', mode: 0o640 });
   });
 
+  it('gives each token its check schedule: its own, else the defaults, else every 15 minutes', () => {
+    const policy = parsePolicy(`
+version: 1
+defaults: { schedule: "0 * * * *", timezone: Europe/Berlin }
+tokens:
+  - { name: a, id: "1", sinks: [{ type: file, path: a }] }
+  - { name: b, id: "2", schedule: "*/10 * * * * *", jitter: 30s, sinks: [{ type: file, path: b }] }
+`, FILE);
+    expect(policy.tokens.map((t) => t.schedule)).toEqual([
+      { expression: '0 * * * *', timezone: 'Europe/Berlin', jitterMs: 0 },
+      { expression: '*/10 * * * * *', timezone: 'Europe/Berlin', jitterMs: 30_000 },
+    ]);
+    expect(parsePolicy('version: 1\ntokens: [{ name: a, id: "1", sinks: [{ type: file, path: a }] }]', FILE).tokens[0]!.schedule).toEqual({ expression: '*/15 * * * *', timezone: undefined, jitterMs: 0 });
+  });
+
+  it('refuses a schedule that is not cron and a zone that does not exist', () => {
+    expect(problems('version: 1\ndefaults: { schedule: "every hour", timezone: Mars/Olympus }\ntokens: []')).toEqual([
+      "defaults.schedule: 'every hour' has 2 fields; a cron schedule has 5 (minute hour day month weekday) or 6 (seconds first)",
+      "defaults.timezone: 'Mars/Olympus' is not an IANA time zone such as Europe/Berlin or UTC",
+    ]);
+    expect(problems('version: 1\ntokens: [{ name: a, id: "1", schedule: "99 * * * *", sinks: [{ type: file, path: a }] }]')[0]).toMatch(/^tokens\[0\]\.schedule: '99 \* \* \* \*' is not a cron schedule/);
+  });
+
   it('accepts JSON', () => {
     const json = JSON.stringify({ version: 1, tokens: [{ name: 'a', id: '1', sinks: [{ type: 'file', path: 'a.token' }] }] });
     expect(parsePolicy(json, FILE).tokens[0]!.name).toBe('a');
@@ -71,7 +94,7 @@ tokens:
       expect.arrayContaining([
         'tokens[0].sinks[0].path: required',
         "tokens[1].renewBefore: 'soon' is not a duration such as 90s, 15m, 1h30m, 7d, 2w or ISO 8601 P7D, or a share such as \"33%\"",
-        'tokens[1].colour: unknown key (allowed: name, id, renewBefore, overlap, lifetime, maxAge, sinks)',
+        'tokens[1].colour: unknown key (allowed: name, id, renewBefore, overlap, lifetime, maxAge, schedule, timezone, jitter, sinks)',
         'tokens[1].sinks[0].type: unknown sink type "vault"; one of: file',
         'tokens[1].sinks[1].format: must be one of: "raw", "env", "json"',
       ]),

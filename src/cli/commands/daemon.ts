@@ -1,0 +1,53 @@
+import { systemClock } from '../../clock.js';
+import { ConfigError } from '../../errors.js';
+import { startDaemon } from '../../daemon/start-daemon.js';
+import { createLogger } from '../../log/logger.js';
+import { EXIT, type CliIo } from '../io.js';
+import { loadRuntime, type GlobalOptions } from '../load-runtime.js';
+
+export const DEFAULT_LISTEN = '127.0.0.1:9464';
+/** SIGTERM to exit: Kubernetes waits 30 s by default; we promise 10. */
+const STOP_DEADLINE_MS = 8_000;
+
+/** `HOST:PORT` or `[IPv6]:PORT`. */
+export function parseListen(text: string): { host: string; port: number } | undefined {
+  const match = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(text.trim());
+  const port = Number(match?.[3]);
+  if (!match || port > 65535) return undefined;
+  return { host: match[1] ?? match[2]!, port };
+}
+
+export async function daemonCommand(options: GlobalOptions & { listen?: string }, io: CliIo): Promise<number> {
+  const runtime = await loadRuntime(options, io);
+  const listenText = options.listen ?? (runtime.env.ROTATOR_LISTEN || DEFAULT_LISTEN);
+  const listen = parseListen(listenText);
+  if (!listen) throw new ConfigError([{ path: options.listen ? '--listen' : 'env.ROTATOR_LISTEN', message: `'${listenText}' is not HOST:PORT, such as 127.0.0.1:9464 or [::]:9464` }]);
+
+  const logger = createLogger({ level: runtime.settings.logLevel });
+  if (!runtime.settings.stateKey) {
+    logger.warn('ROTATOR_STATE_KEY is not set: a new secret is kept in plaintext (file mode 0600) in the journal from regenerate until every sink has it');
+  }
+  let daemon;
+  try {
+    daemon = await startDaemon({ settings: runtime.settings, policy: runtime.policy, listen, logger, clock: systemClock, env: io.env });
+  } catch (error) {
+    logger.fatal({ err: error, listen: listenText }, 'cannot start the daemon');
+    return EXIT.failed;
+  }
+  logger.info({ listen: daemon.url, tokens: runtime.policy.tokens.length }, 'daemon started; health on /healthz, readiness on /readyz, metrics on /metrics');
+
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    const reload = () => void daemon.reload();
+    process.on('SIGHUP', reload);
+    const stop = (received: NodeJS.Signals) => {
+      process.off('SIGHUP', reload);
+      resolve(received);
+    };
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+  });
+  logger.info({ signal }, 'stopping: no new checks; finishing the ones in flight');
+  await daemon.stop(STOP_DEADLINE_MS);
+  logger.info('stopped');
+  return EXIT.ok;
+}

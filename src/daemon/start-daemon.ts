@@ -1,0 +1,117 @@
+import pLimit from 'p-limit';
+import { buildRotationDeps } from '../cli/build-deps.js';
+import type { Clock } from '../clock.js';
+import type { Env, Settings } from '../config/env.js';
+import { loadPolicy } from '../config/load-policy.js';
+import type { Policy, TokenPolicy } from '../config/types.js';
+import { ConfigError } from '../errors.js';
+import type { Logger } from '../log/logger.js';
+import { rotateToken } from '../rotation/rotate-token.js';
+import { startListener } from './http-listener.js';
+import { createMetrics } from './metrics.js';
+import { CheckScheduler } from './scheduler.js';
+
+export interface DaemonOptions {
+  settings: Settings;
+  policy: Policy;
+  listen: { host: string; port: number };
+  logger: Logger;
+  clock: Clock;
+  env: Env;
+}
+
+export interface Daemon {
+  url: string;
+  /** Reads the policy file again; an invalid one is rejected and the running one kept. */
+  reload(): Promise<boolean>;
+  /** No new checks; waits for the running ones, aborting what still waits on the network at the deadline. */
+  stop(deadlineMs: number): Promise<void>;
+  /** Resolves when every check started so far has finished (for tests and the first check). */
+  idle(): Promise<void>;
+}
+
+/**
+ * The sidecar: every token checked at start and then on its schedule, by the same protocol as
+ * `once` (unfinished journal entries first), backing off after failures, with health, readiness and
+ * metrics over HTTP.
+ */
+export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
+  const { settings, logger, clock } = options;
+  const metrics = createMetrics();
+  let lastAnswer: { status: number | 'error'; at: Date } | undefined;
+  const deps = buildRotationDeps(settings, logger, clock, options.env, {
+    onResponse: (op, status) => {
+      metrics.observeApi(op, status);
+      lastAnswer = { status, at: clock.now() };
+    },
+  });
+  const abort = new AbortController();
+  const limit = pLimit(settings.concurrency);
+  const started = new Set<Promise<void>>();
+
+  const check = (token: TokenPolicy) =>
+    limit(async () => {
+      const outcome = await rotateToken(token, deps, { respectBackoff: true, signal: abort.signal });
+      metrics.observeOutcome(outcome, clock.now());
+    });
+  const scheduler = new CheckScheduler(check, logger, (name, next) => metrics.setNextCheck(name, next));
+  let policy = options.policy;
+
+  const listener = await startListener({
+    ...options.listen,
+    registry: metrics.registry,
+    state: {
+      ready: () => {
+        if (!lastAnswer) return { ready: false, reason: 'no check has reached the token service yet' };
+        if (lastAnswer.status === 'error') return { ready: false, reason: `the last request to the token service got no answer (${lastAnswer.at.toISOString()})` };
+        return { ready: true, reason: `policy loaded (${policy.tokens.length} tokens); the token service answered at ${lastAnswer.at.toISOString()}` };
+      },
+    },
+  });
+
+  const runAll = (tokens: TokenPolicy[]) => {
+    const all = Promise.all(tokens.map((t) => scheduler.run(t))).then(() => undefined);
+    started.add(all);
+    void all.finally(() => started.delete(all));
+  };
+
+  scheduler.schedule(policy.tokens);
+  runAll(policy.tokens); // the first check, at start
+
+  return {
+    url: listener.url,
+
+    async reload() {
+      try {
+        const next = await loadPolicy(policy.file);
+        const names = new Set(next.tokens.map((t) => t.name));
+        for (const old of policy.tokens) if (!names.has(old.name)) metrics.forget(old.name);
+        policy = next;
+        scheduler.schedule(next.tokens);
+        logger.info({ tokens: next.tokens.length }, 'policy reloaded');
+        return true;
+      } catch (error) {
+        const message = error instanceof ConfigError ? error.message : String((error as Error)?.message ?? error);
+        logger.error({ problems: message }, 'the new policy is invalid; keeping the one in force');
+        return false;
+      }
+    },
+
+    async stop(deadlineMs) {
+      // In-flight steps finish; a request still unanswered at the deadline is aborted, and its
+      // journalled intent is reconciled at the next start. A received secret is staged at once.
+      const deadline = setTimeout(() => abort.abort(), deadlineMs);
+      try {
+        await scheduler.stop();
+      } finally {
+        clearTimeout(deadline);
+        await new Promise<void>((resolve) => listener.server.close(() => resolve()));
+        listener.server.closeAllConnections();
+      }
+    },
+
+    async idle() {
+      await Promise.all([...started]);
+    },
+  };
+}
