@@ -4,6 +4,7 @@ import { readEnvironment, readSettings, type Env, type Settings } from '../confi
 import { loadPolicy } from '../config/load-policy.js';
 import type { Policy } from '../config/types.js';
 import { AuthError, ConfigError, type ConfigIssue } from '../errors.js';
+import { resolveTargets, type NotificationTarget } from '../notify/notifier.js';
 
 export const DEFAULT_POLICY_PATH = 'config/rotation.yaml';
 
@@ -16,6 +17,8 @@ export interface Runtime {
   env: Env;
   settings: Settings;
   policy: Policy;
+  /** Webhook targets, resolved from the environment; none when the policy has no notifications. */
+  notificationTargets: NotificationTarget[];
 }
 
 /**
@@ -48,6 +51,8 @@ export async function loadRuntime(options: GlobalOptions, io: { env: Env; cwd: s
       }
     });
   }
+  const notifications = policy ? resolveTargets(policy.notifications, env, io.cwd) : { targets: [], issues: [] };
+  issues.push(...notifications.issues);
   if (issues.length > 0 || !settings || !policy) throw new ConfigError(issues);
-  return { env, settings, policy };
+  return { env, settings, policy, notificationTargets: notifications.targets };
 }

@@ -82,22 +82,26 @@ export function readEnvironment(env: Env, options: { envFile: string | undefined
   }
   const merged: Record<string, string | undefined> = { ...fromFile, ...env };
   for (const name of VARIABLES) {
-    const pathVar = `${name}_FILE`;
-    const path = merged[pathVar];
-    if (path === undefined || path === '') continue;
-    if (merged[name] !== undefined && merged[name] !== '') {
-      issues.push({ path: `env.${pathVar}`, message: `both ${name} and ${pathVar} are set; set one` });
-      continue;
-    }
-    try {
-      // Secret files written by editors and `kubectl create secret --from-file` often end in a newline.
-      merged[name] = readFileSync(resolve(options.cwd, path), 'utf8').replace(/\r?\n$/, '');
-    } catch (error) {
-      issues.push({ path: `env.${pathVar}`, message: `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? error}` });
-    }
+    const read = readVariable(merged, name, options.cwd);
+    if ('issue' in read) issues.push(read.issue);
+    else merged[name] = read.value;
   }
   if (issues.length > 0) throw new ConfigError(issues);
   return merged;
+}
+
+/** `NAME`, or the content of the file `NAME_FILE` names (without its trailing newline); not both. */
+export function readVariable(env: Env, name: string, cwd: string): { value: string | undefined } | { issue: ConfigIssue } {
+  const pathVar = `${name}_FILE`;
+  const path = env[pathVar];
+  if (path === undefined || path === '') return { value: env[name] };
+  if (env[name] !== undefined && env[name] !== '') return { issue: { path: `env.${pathVar}`, message: `both ${name} and ${pathVar} are set; set one` } };
+  try {
+    // Secret files written by editors and `kubectl create secret --from-file` often end in a newline.
+    return { value: readFileSync(resolve(cwd, path), 'utf8').replace(/\r?\n$/, '') };
+  } catch (error) {
+    return { issue: { path: `env.${pathVar}`, message: `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? error}` } };
+  }
 }
 
 const LOOPBACK_HOSTS = new Set(['localhost', '[::1]']);

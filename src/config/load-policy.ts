@@ -80,7 +80,7 @@ export function parsePolicy(text: string, file: string): Policy {
   });
 
   if (issues.length > 0) throw new ConfigError(issues);
-  return { file, tokens };
+  return { file, tokens, notifications: parsed.data.notifications };
 }
 
 /** Each sink by its own type's parser; problems are added to `issues` with their full path. */

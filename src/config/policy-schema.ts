@@ -1,6 +1,7 @@
 import cron from 'node-cron';
 import { z } from 'zod';
 import { DURATION_HELP, parseDuration } from './duration.js';
+import { notificationSchema } from '../notify/notification-config.js';
 import { durationSchema } from './duration-schema.js';
 import { strictObject } from './strict-object.js';
 
@@ -81,6 +82,7 @@ const tokenSchema = strictObject({
 export const policySchema = strictObject({
   version: z.literal(1, { error: 'must be 1' }),
   defaults: strictObject(settingsShape).optional(),
+  notifications: z.array(notificationSchema).default([]),
   tokens: z.array(tokenSchema, { error: 'must be a list of tokens' }),
 });
 

@@ -1,3 +1,4 @@
+import type { NotificationConfig } from '../notify/notification-config.js';
 import type { SinkConfig } from '../sinks/registry.js';
 
 /** `renewBefore` as a fixed duration before expiry, or as a share of the token's lifetime. */
@@ -33,4 +34,5 @@ export interface Policy {
   /** Absolute path of the policy file. */
   file: string;
   tokens: TokenPolicy[];
+  notifications: NotificationConfig[];
 }

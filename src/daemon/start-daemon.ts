@@ -6,6 +6,7 @@ import { loadPolicy } from '../config/load-policy.js';
 import type { Policy, TokenPolicy } from '../config/types.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
+import type { Notify } from '../notify/notifier.js';
 import { rotateToken } from '../rotation/rotate-token.js';
 import { startListener } from './http-listener.js';
 import { createMetrics } from './metrics.js';
@@ -14,6 +15,8 @@ import { CheckScheduler } from './scheduler.js';
 export interface DaemonOptions {
   settings: Settings;
   policy: Policy;
+  /** Posts failures, orphans and (when asked) successes; never throws. */
+  notify: Notify;
   listen: { host: string; port: number };
   logger: Logger;
   clock: Clock;
@@ -53,6 +56,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     limit(async () => {
       const outcome = await rotateToken(token, deps, { respectBackoff: true, signal: abort.signal });
       metrics.observeOutcome(outcome, clock.now());
+      await options.notify(outcome, clock.now());
     });
   const scheduler = new CheckScheduler(check, logger, (name, next) => metrics.setNextCheck(name, next));
   let policy = options.policy;

@@ -2,6 +2,7 @@ import { systemClock } from '../../clock.js';
 import { ConfigError } from '../../errors.js';
 import { startDaemon } from '../../daemon/start-daemon.js';
 import { createLogger } from '../../log/logger.js';
+import { createNotifier } from '../../notify/notifier.js';
 import { EXIT, type CliIo } from '../io.js';
 import { loadRuntime, type GlobalOptions } from '../load-runtime.js';
 
@@ -29,7 +30,8 @@ export async function daemonCommand(options: GlobalOptions & { listen?: string }
   }
   let daemon;
   try {
-    daemon = await startDaemon({ settings: runtime.settings, policy: runtime.policy, listen, logger, clock: systemClock, env: io.env });
+    const notify = createNotifier(runtime.notificationTargets, logger);
+    daemon = await startDaemon({ settings: runtime.settings, policy: runtime.policy, notify, listen, logger, clock: systemClock, env: io.env });
   } catch (error) {
     logger.fatal({ err: error, listen: listenText }, 'cannot start the daemon');
     return EXIT.failed;

@@ -1,5 +1,6 @@
 import { systemClock } from '../../clock.js';
 import { createLogger } from '../../log/logger.js';
+import { createNotifier } from '../../notify/notifier.js';
 import { runOnce } from '../../rotation/run-once.js';
 import { buildRotationDeps } from '../build-deps.js';
 import { formatOutcomes } from '../format-outcomes.js';
@@ -8,13 +9,15 @@ import { loadRuntime, type GlobalOptions } from '../load-runtime.js';
 
 /** One pass over every token: rotate what is due. Exit 1 when any token failed. */
 export async function onceCommand(options: GlobalOptions & { json?: boolean }, io: CliIo): Promise<number> {
-  const { settings, policy } = await loadRuntime(options, io);
+  const { settings, policy, notificationTargets } = await loadRuntime(options, io);
   const logger = createLogger({ level: settings.logLevel });
   if (!settings.stateKey) {
     logger.warn('ROTATOR_STATE_KEY is not set: a new secret is kept in plaintext (file mode 0600) in the journal from regenerate until every sink has it');
   }
   const deps = buildRotationDeps(settings, logger, systemClock, io.env);
   const outcomes = await runOnce(policy, deps, { concurrency: settings.concurrency });
+  const notify = createNotifier(notificationTargets, logger);
+  await Promise.all(outcomes.map((o) => notify(o, systemClock.now())));
   io.stdout.write(options.json ? `${JSON.stringify(outcomes, null, 2)}\n` : formatOutcomes(outcomes));
   const failed = outcomes.filter((o) => o.action === 'failed');
   const orphans = outcomes.flatMap((o) => o.orphans);

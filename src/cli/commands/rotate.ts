@@ -3,6 +3,7 @@ import { systemClock } from '../../clock.js';
 import { formatDuration, parseDuration } from '../../config/duration.js';
 import { ConfigError, type ConfigIssue } from '../../errors.js';
 import { createLogger } from '../../log/logger.js';
+import { createNotifier } from '../../notify/notifier.js';
 import { rotateToken } from '../../rotation/rotate-token.js';
 import { buildRotationDeps } from '../build-deps.js';
 import { formatOutcomes } from '../format-outcomes.js';
@@ -34,7 +35,7 @@ async function confirm(io: CliIo, question: string): Promise<boolean> {
  * ends the old token at once; `--overlap` gives it another grace period (never longer than it had).
  */
 export async function rotateCommand(names: string[], options: RotateCommandOptions, io: CliIo): Promise<number> {
-  const { settings, policy } = await loadRuntime(options, io);
+  const { settings, policy, notificationTargets } = await loadRuntime(options, io);
   const issues: ConfigIssue[] = [];
   const known = new Map(policy.tokens.map((t) => [t.name, t]));
   for (const name of names) {
@@ -62,10 +63,13 @@ export async function rotateCommand(names: string[], options: RotateCommandOptio
   const logger = createLogger({ level: settings.logLevel });
   const deps = buildRotationDeps(settings, logger, systemClock, io.env);
   logger.warn({ tokens: names, reason, overlapMs: overlapMs ?? null }, 'emergency rotation requested');
+  const notify = createNotifier(notificationTargets, logger);
   const outcomes = [];
   for (const name of names) {
     const force = overlapMs === undefined ? { reason } : { reason, overlapMs };
-    outcomes.push(await rotateToken(known.get(name)!, deps, { force, lockWaitMs: EMERGENCY_LOCK_WAIT_MS }));
+    const outcome = await rotateToken(known.get(name)!, deps, { force, lockWaitMs: EMERGENCY_LOCK_WAIT_MS });
+    await notify(outcome, systemClock.now());
+    outcomes.push(outcome);
   }
   io.stdout.write(options.json ? `${JSON.stringify(outcomes, null, 2)}\n` : formatOutcomes(outcomes));
   return outcomes.every((o) => o.action === 'rotated' && o.orphans.length === 0) ? EXIT.ok : EXIT.failed;
