@@ -34,7 +34,8 @@ export function createMetrics() {
       else if (currentExpiry === null && outcome.action !== 'failed') expiry.remove({ token });
       if (outcome.action === 'rotated') rotations.inc({ token, result: 'success' });
       if (outcome.action === 'failed') rotations.inc({ token, result: 'failure' });
-      else lastSuccess.set({ token }, now.getTime() / 1000);
+      // Skipped for backoff or another holder is not a success: nothing reached the service.
+      else if (outcome.check !== 'backoff' && outcome.check !== 'busy') lastSuccess.set({ token }, now.getTime() / 1000);
       for (const sink of outcome.sinks) sinkWrites.inc({ token, sink: sink.sink, result: sink.result });
       if (outcome.orphans.length) orphans.inc({ token }, outcome.orphans.length);
       pending.set({ token }, outcome.pending?.length ?? 0);
