@@ -1,3 +1,4 @@
+import cron from 'node-cron';
 import pLimit from 'p-limit';
 import { buildRotationDeps } from '../cli/build-deps.js';
 import type { Clock } from '../clock.js';
@@ -40,6 +41,14 @@ export interface Daemon {
  */
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const { settings, logger, clock } = options;
+  // node-cron logs on its own (missed runs, overlaps): into our JSON log, not beside it.
+  const cronLog = logger.child({ component: 'scheduler' });
+  cron.setLogger({
+    info: (message) => cronLog.debug(message),
+    warn: (message) => cronLog.warn(message),
+    error: (message, err) => cronLog.error({ err: err ?? message }, typeof message === 'string' ? message : message.message),
+    debug: (message) => cronLog.debug({ detail: String(message) }, 'node-cron'),
+  });
   const metrics = createMetrics();
   let lastAnswer: { status: number | 'error'; at: Date } | undefined;
   const deps = buildRotationDeps(settings, logger, clock, options.env, {

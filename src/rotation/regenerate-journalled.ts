@@ -42,6 +42,10 @@ export async function regenerateJournalled(
       delivered: [],
     };
     await deps.journal.write(intent);
+    log.info(
+      { step: 'regenerate', oldId: token.id, existingTokenExpiresAt: intent.existingTokenExpiresAt, newTokenExpiresAt: intent.newTokenExpiresAt, reason },
+      'sending regenerate',
+    );
     deps.failpoint?.('intent');
 
     let fresh;
