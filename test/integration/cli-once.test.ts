@@ -1,58 +1,37 @@
 import { createServer, type Server } from 'node:net';
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator } from '../../src/emulator/start-emulator.js';
-import { emulatorSecrets, leakCheckedOutputs, runCli, writeEmulatorEnv, writePolicy, type CliResult } from '../helpers/cli.js';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startEmulator } from '../../src/emulator/start-emulator.js';
+import { runCli, writePolicy, type CliResult } from '../helpers/cli.js';
 import { expectNoLeak } from '../helpers/leaks.js';
+import { useCliFixture } from '../helpers/cli-fixture.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const DAY = 24 * 3600_000;
 const inDays = (d: number) => new Date(Date.now() + d * DAY);
 
-describe('token-rotator once / plan / validate against the emulator', () => {
-  let emulator: Emulator;
-  let dir: string;
-  let envFile: string;
-  const results: CliResult[] = [];
-
-  beforeAll(async () => {
-    emulator = await startEmulator();
-  });
-  afterAll(async () => {
-    await emulator.close();
-  });
-  beforeEach(async () => {
-    dir = await makeTempDir();
-    envFile = await writeEmulatorEnv(emulator, dir);
-    emulator.faults.clear();
-    emulator.requests.length = 0;
-    results.length = 0;
-  });
-  afterEach(async () => {
-    // Every run of every test: no secret in stdout, stderr or the state files.
-    expectNoLeak(await leakCheckedOutputs(dir, results), emulatorSecrets(emulator));
-    await rm(dir, { recursive: true, force: true });
-  });
+describe('token-rotator once / plan / validate against the fx.emulator', () => {
+    const fx = useCliFixture();
 
   async function cli(...args: string[]): Promise<CliResult> {
-    const result = await runCli([...args, '--config', 'rotation.yaml', '--env-file', envFile], { cwd: dir });
-    results.push(result);
+    const result = await runCli([...args, '--config', 'rotation.yaml', '--env-file', fx.envFile], { cwd: fx.dir });
+    fx.results.push(result);
     return result;
   }
 
   const sink = (name: string) => ({ type: 'file', path: `secrets/${name}.token` });
-  const regenerates = () => emulator.requests.filter((r) => r.op === 'regenerate');
+  const regenerates = () => fx.emulator.requests.filter((r) => r.op === 'regenerate');
 
   async function whoami(secret: string) {
-    const response = await fetch(`${emulator.apiUrl}/_emulator/whoami`, { headers: { authorization: `Bearer ${secret}` } });
+    const response = await fetch(`${fx.emulator.apiUrl}/_emulator/whoami`, { headers: { authorization: `Bearer ${secret}` } });
     return response.ok ? ((await response.json()) as { id: string; name: string }) : undefined;
   }
 
   it('rotates the due token, delivers a working secret, and a second run changes nothing', async () => {
-    const due = emulator.store.add({ name: 'due', expiresAt: inDays(2) });
-    const fine = emulator.store.add({ name: 'fine', expiresAt: inDays(60) });
-    await writePolicy(dir, { version: 1, tokens: [{ name: 'due', id: due.id, sinks: [sink('due')] }, { name: 'fine', id: fine.id, sinks: [sink('fine')] }] });
+    const due = fx.emulator.store.add({ name: 'due', expiresAt: inDays(2) });
+    const fine = fx.emulator.store.add({ name: 'fine', expiresAt: inDays(60) });
+    await writePolicy(fx.dir, { version: 1, tokens: [{ name: 'due', id: due.id, sinks: [sink('due')] }, { name: 'fine', id: fine.id, sinks: [sink('fine')] }] });
 
     const first = await cli('once', '--json');
     expect(first.code, first.stderr).toBe(0);
@@ -64,9 +43,9 @@ describe('token-rotator once / plan / validate against the emulator', () => {
     expect(rotated.sinks).toEqual([{ sink: 'file secrets/due.token', result: 'created' }]);
 
     // the sink holds a working secret of the new token, 0600
-    const delivered = await readFile(join(dir, 'secrets/due.token'), 'utf8');
+    const delivered = await readFile(join(fx.dir, 'secrets/due.token'), 'utf8');
     expect(await whoami(delivered)).toMatchObject({ id: rotated.newId, name: 'due' });
-    expect((await stat(join(dir, 'secrets/due.token'))).mode & 0o777).toBe(0o600);
+    expect((await stat(join(fx.dir, 'secrets/due.token'))).mode & 0o777).toBe(0o600);
 
     // the request sent: one regenerate, overlap 1h, lifetime 30d
     expect(regenerates()).toHaveLength(1);
@@ -76,11 +55,11 @@ describe('token-rotator once / plan / validate against the emulator', () => {
     expect(Date.parse(body.newTokenExpiresAt) - Date.parse(regenerates()[0]!.at)).toBeGreaterThan(30 * DAY - 5000);
 
     // the second run follows the new id and regenerates nothing
-    emulator.requests.length = 0;
+    fx.emulator.requests.length = 0;
     const second = await cli('once');
     expect(second.code, second.stderr).toBe(0);
     expect(regenerates()).toHaveLength(0);
-    expect(emulator.requests.map((r) => r.id).sort()).toEqual([rotated.newId, fine.id].sort());
+    expect(fx.emulator.requests.map((r) => r.id).sort()).toEqual([rotated.newId, fine.id].sort());
     expect(second.stdout).toMatch(/due\s+skipped/);
 
     // and plan says why
@@ -93,22 +72,22 @@ describe('token-rotator once / plan / validate against the emulator', () => {
   });
 
   it('plan changes nothing: no regenerate, no state folder, no sink file', async () => {
-    const due = emulator.store.add({ name: 'p', expiresAt: inDays(1) });
-    await writePolicy(dir, { version: 1, tokens: [{ name: 'p', id: due.id, sinks: [sink('p')] }] });
+    const due = fx.emulator.store.add({ name: 'p', expiresAt: inDays(1) });
+    await writePolicy(fx.dir, { version: 1, tokens: [{ name: 'p', id: due.id, sinks: [sink('p')] }] });
     const plan = await cli('plan');
     expect(plan.code, plan.stderr).toBe(0);
     expect(plan.stdout).toMatch(/^TOKEN\s+ID\s+EXPIRES\s+ACTION\s+REASON\n/);
     expect(plan.stdout).toMatch(/p\s+\S+\s+\S+\s+rotate\s+expires in 23h 59m, within renewBefore 7d/);
     expect(regenerates()).toHaveLength(0);
-    await expect(stat(join(dir, 'state'))).rejects.toThrow(/ENOENT/);
-    await expect(stat(join(dir, 'secrets'))).rejects.toThrow(/ENOENT/);
+    await expect(stat(join(fx.dir, 'state'))).rejects.toThrow(/ENOENT/);
+    await expect(stat(join(fx.dir, 'secrets'))).rejects.toThrow(/ENOENT/);
   });
 
   it('goes on with the other tokens when one fails, names it, and exits 1', async () => {
-    const broken = emulator.store.add({ name: 'broken', expiresAt: inDays(1) });
-    const ok = emulator.store.add({ name: 'ok', expiresAt: inDays(1) });
-    emulator.faults.add({ op: 'regenerate', id: broken.id, action: { kind: 'status', status: 403, message: 'forbidden: missing apiTokens|update' } });
-    await writePolicy(dir, { version: 1, tokens: [{ name: 'broken', id: broken.id, sinks: [sink('broken')] }, { name: 'ok', id: ok.id, sinks: [sink('ok')] }] });
+    const broken = fx.emulator.store.add({ name: 'broken', expiresAt: inDays(1) });
+    const ok = fx.emulator.store.add({ name: 'ok', expiresAt: inDays(1) });
+    fx.emulator.faults.add({ op: 'regenerate', id: broken.id, action: { kind: 'status', status: 403, message: 'forbidden: missing apiTokens|update' } });
+    await writePolicy(fx.dir, { version: 1, tokens: [{ name: 'broken', id: broken.id, sinks: [sink('broken')] }, { name: 'ok', id: ok.id, sinks: [sink('ok')] }] });
     const run = await cli('once');
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/broken\s+failed\s+.*the service answered 403: forbidden: missing apiTokens\|update/);
@@ -118,9 +97,9 @@ describe('token-rotator once / plan / validate against the emulator', () => {
   });
 
   it('keeps the secret staged when a sink cannot be written, exits 1, and delivers it on the next run without regenerating', async () => {
-    const token = emulator.store.add({ name: 's', expiresAt: inDays(1) });
-    await writeFile(join(dir, 'blocked'), 'a file where a folder should be');
-    await writePolicy(dir, { version: 1, tokens: [{ name: 's', id: token.id, sinks: [sink('s'), { type: 'file', path: 'blocked/s.token' }] }] });
+    const token = fx.emulator.store.add({ name: 's', expiresAt: inDays(1) });
+    await writeFile(join(fx.dir, 'blocked'), 'a file where a folder should be');
+    await writePolicy(fx.dir, { version: 1, tokens: [{ name: 's', id: token.id, sinks: [sink('s'), { type: 'file', path: 'blocked/s.token' }] }] });
 
     const first = await cli('once', '--json');
     expect(first.code).toBe(1);
@@ -133,7 +112,7 @@ describe('token-rotator once / plan / validate against the emulator', () => {
     expect(outcome!.error.message).toMatch(/not yet delivered to file blocked\/s.token; the secret stays staged/);
     expect(regenerates()).toHaveLength(1);
 
-    await rm(join(dir, 'blocked'));
+    await rm(join(fx.dir, 'blocked'));
     const second = await cli('once', '--json');
     expect(second.code, second.stderr).toBe(0);
     const [again] = JSON.parse(second.stdout) as Array<{ action: string; check: string; newId: string; sinks: unknown[] }>;
@@ -143,26 +122,26 @@ describe('token-rotator once / plan / validate against the emulator', () => {
       { sink: 'file blocked/s.token', result: 'created' },
     ]);
     expect(regenerates()).toHaveLength(1);
-    await expect(stat(join(dir, 'state/journal/s.json'))).rejects.toThrow(/ENOENT/);
-    const both = await Promise.all(['secrets/s.token', 'blocked/s.token'].map((f) => readFile(join(dir, f), 'utf8')));
+    await expect(stat(join(fx.dir, 'state/journal/s.json'))).rejects.toThrow(/ENOENT/);
+    const both = await Promise.all(['secrets/s.token', 'blocked/s.token'].map((f) => readFile(join(fx.dir, f), 'utf8')));
     expect(both[0]).toBe(both[1]);
     expect(await whoami(both[0]!)).toMatchObject({ id: again!.newId });
   });
 
   it('uses a static bearer with the org id header the service needs', async () => {
-    await emulator.close();
-    emulator = await startEmulator({ seed: { personalTokens: [{ token: 'xapt-canary-personal-0400', orgId: 'acme' }] } });
-    const token = emulator.store.add({ name: 'pat', expiresAt: inDays(1) });
-    await writePolicy(dir, { version: 1, tokens: [{ name: 'pat', id: token.id, sinks: [sink('pat')] }] });
-    const pat = { ROTATOR_API_URL: emulator.apiUrl, ROTATOR_ACCESS_TOKEN: 'xapt-canary-personal-0400', ROTATOR_STATE_DIR: join(dir, 'state') };
+    await fx.emulator.close();
+    fx.emulator = await startEmulator({ seed: { personalTokens: [{ token: 'xapt-canary-personal-0400', orgId: 'acme' }] } });
+    const token = fx.emulator.store.add({ name: 'pat', expiresAt: inDays(1) });
+    await writePolicy(fx.dir, { version: 1, tokens: [{ name: 'pat', id: token.id, sinks: [sink('pat')] }] });
+    const pat = { ROTATOR_API_URL: fx.emulator.apiUrl, ROTATOR_ACCESS_TOKEN: 'xapt-canary-personal-0400', ROTATOR_STATE_DIR: join(fx.dir, 'state') };
 
-    await writeFile(envFile, Object.entries(pat).map(([k, v]) => `${k}=${v}`).join('\n'));
+    await writeFile(fx.envFile, Object.entries(pat).map(([k, v]) => `${k}=${v}`).join('\n'));
     const withoutOrg = await cli('once');
     expect(withoutOrg.code).toBe(1);
     expect(withoutOrg.stdout).toMatch(/retrieve token \S+: the service answered 403/);
     expect(withoutOrg.stderr).toMatch(/personal access token; the service also needs ROTATOR_ORG_ID/);
 
-    await writeFile(envFile, Object.entries({ ...pat, ROTATOR_ORG_ID: 'acme' }).map(([k, v]) => `${k}=${v}`).join('\n'));
+    await writeFile(fx.envFile, Object.entries({ ...pat, ROTATOR_ORG_ID: 'acme' }).map(([k, v]) => `${k}=${v}`).join('\n'));
     const withOrg = await cli('once');
     expect(withOrg.code, withOrg.stderr).toBe(0);
     expect(withOrg.stdout).toMatch(/pat\s+rotated/);

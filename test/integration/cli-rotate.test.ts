@@ -1,48 +1,25 @@
 import { PassThrough } from 'node:stream';
-import { rm } from 'node:fs/promises';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { run } from '../../src/cli/run.js';
-import { startEmulator, type Emulator } from '../../src/emulator/start-emulator.js';
-import { emulatorSecrets, leakCheckedOutputs, runCli, writeEmulatorEnv, writePolicy, type CliResult } from '../helpers/cli.js';
-import { expectNoLeak } from '../helpers/leaks.js';
-import { makeTempDir } from '../helpers/temp-dir.js';
+import { runCli, writePolicy } from '../helpers/cli.js';
+import { useCliFixture } from '../helpers/cli-fixture.js';
 
 const DAY = 24 * 3600_000;
 
 describe('token-rotator rotate (emergency rotation)', () => {
-  let emulator: Emulator;
-  let dir: string;
-  let envFile: string;
-  const results: CliResult[] = [];
-
-  beforeAll(async () => {
-    emulator = await startEmulator();
-  });
-  afterAll(async () => {
-    await emulator.close();
-  });
-  beforeEach(async () => {
-    dir = await makeTempDir();
-    envFile = await writeEmulatorEnv(emulator, dir);
-    emulator.requests.length = 0;
-    results.length = 0;
-  });
-  afterEach(async () => {
-    expectNoLeak(await leakCheckedOutputs(dir, results), emulatorSecrets(emulator));
-    await rm(dir, { recursive: true, force: true });
-  });
+    const fx = useCliFixture();
 
   async function setup(name: string, expiresInDays = 60) {
-    const token = emulator.store.add({ name, expiresAt: new Date(Date.now() + expiresInDays * DAY) });
-    await writePolicy(dir, { version: 1, tokens: [{ name, id: token.id, sinks: [{ type: 'file', path: `secrets/${name}.token` }] }] });
+    const token = fx.emulator.store.add({ name, expiresAt: new Date(Date.now() + expiresInDays * DAY) });
+    await writePolicy(fx.dir, { version: 1, tokens: [{ name, id: token.id, sinks: [{ type: 'file', path: `secrets/${name}.token` }] }] });
     return token;
   }
   async function rotate(...args: string[]) {
-    const result = await runCli(['rotate', ...args, '--config', 'rotation.yaml', '--env-file', envFile], { cwd: dir });
-    results.push(result);
+    const result = await runCli(['rotate', ...args, '--config', 'rotation.yaml', '--env-file', fx.envFile], { cwd: fx.dir });
+    fx.results.push(result);
     return result;
   }
-  const sent = () => emulator.requests.filter((r) => r.op === 'regenerate').map((r) => ({ at: Date.parse(r.at), ...(r.body as { existingTokenExpiresAt: string }) }));
+  const sent = () => fx.emulator.requests.filter((r) => r.op === 'regenerate').map((r) => ({ at: Date.parse(r.at), ...(r.body as { existingTokenExpiresAt: string }) }));
 
   it('--revoke-now rotates a token that is not due and ends the old one now, with the reason in the audit log', async () => {
     const token = await setup('leaked');
@@ -51,7 +28,7 @@ describe('token-rotator rotate (emergency rotation)', () => {
     expect(result.stdout).toMatch(/leaked\s+rotated\s+\S+ -> \S+.*manual rotation: pasted in a public channel/);
     const [request] = sent();
     expect(Math.abs(Date.parse(request!.existingTokenExpiresAt) - request!.at)).toBeLessThan(1000);
-    expect(emulator.store.get(token.id)).toBeUndefined(); // the old token is gone at once
+    expect(fx.emulator.store.get(token.id)).toBeUndefined(); // the old token is gone at once
     expect(result.stderr).toMatch(/"reason":"pasted in a public channel".*"msg":"emergency rotation requested"/);
     expect(result.stderr).toMatch(/"step":"staged".*"reason":"manual rotation: pasted in a public channel"/);
   });
@@ -82,7 +59,7 @@ describe('token-rotator rotate (emergency rotation)', () => {
     const result = await rotate(...args);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(message);
-    expect(emulator.requests).toHaveLength(0);
+    expect(fx.emulator.requests).toHaveLength(0);
   });
 
   it('asks on a terminal, and rotates nothing when the answer is no', async () => {
@@ -90,18 +67,18 @@ describe('token-rotator rotate (emergency rotation)', () => {
     const stdin = Object.assign(new PassThrough(), { isTTY: true });
     let stderr = '';
     let stdout = '';
-    const running = run(['rotate', 'asked', '--revoke-now', '--config', 'rotation.yaml', '--env-file', envFile], {
+    const running = run(['rotate', 'asked', '--revoke-now', '--config', 'rotation.yaml', '--env-file', fx.envFile], {
       stdin,
       stdout: { write: (t: string) => (stdout += t) },
       stderr: { write: (t: string) => (stderr += t) },
       env: {},
-      cwd: dir,
+      cwd: fx.dir,
     });
     setTimeout(() => stdin.write('n\n'), 50);
     expect(await running).toBe(1);
     expect(stderr).toContain('Rotate asked now? The current tokens stop working now. [y/N]');
     expect(stderr).toContain('not rotated');
-    expect(emulator.requests).toHaveLength(0);
-    results.push({ code: 1, stdout, stderr });
+    expect(fx.emulator.requests).toHaveLength(0);
+    fx.results.push({ code: 1, stdout, stderr });
   });
 });

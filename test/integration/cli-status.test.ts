@@ -1,46 +1,25 @@
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
-import { startEmulator, type Emulator } from '../../src/emulator/start-emulator.js';
+import { expect, it } from 'vitest';
 import type { TokenStatus } from '../../src/rotation/token-status.js';
-import { emulatorSecrets, leakCheckedOutputs, runCli, writeEmulatorEnv, writePolicy, type CliResult } from '../helpers/cli.js';
-import { expectNoLeak } from '../helpers/leaks.js';
-import { makeTempDir } from '../helpers/temp-dir.js';
+import { runCli, writePolicy } from '../helpers/cli.js';
+import { useCliFixture } from '../helpers/cli-fixture.js';
 
 const DAY = 24 * 3600_000;
-let emulator: Emulator;
-let dir: string;
-let envFile: string;
-const results: CliResult[] = [];
-
-beforeAll(async () => {
-  emulator = await startEmulator();
-});
-afterAll(async () => {
-  await emulator.close();
-});
-beforeEach(async () => {
-  dir = await makeTempDir();
-  envFile = await writeEmulatorEnv(emulator, dir);
-  results.length = 0;
-});
-afterEach(async () => {
-  expectNoLeak(await leakCheckedOutputs(dir, results), emulatorSecrets(emulator));
-  await rm(dir, { recursive: true, force: true });
-});
+const fx = useCliFixture();
 
 async function cli(args: string[], env: Record<string, string> = {}) {
-  const result = await runCli([...args, '--config', 'rotation.yaml', '--env-file', envFile], { cwd: dir, env });
-  results.push(result);
+  const result = await runCli([...args, '--config', 'rotation.yaml', '--env-file', fx.envFile], { cwd: fx.dir, env });
+  fx.results.push(result);
   return result;
 }
 
 it('status tells, without the network, what happened and what is next for each token', async () => {
-  const fine = emulator.store.add({ name: 'fine', expiresAt: new Date(Date.now() + 2 * DAY) });
-  const stuck = emulator.store.add({ name: 'stuck', expiresAt: new Date(Date.now() + 2 * DAY) });
-  const refused = emulator.store.add({ name: 'refused', expiresAt: new Date(Date.now() + 2 * DAY) });
-  await writeFile(join(dir, 'blocked'), 'a file in the way');
-  await writePolicy(dir, {
+  const fine = fx.emulator.store.add({ name: 'fine', expiresAt: new Date(Date.now() + 2 * DAY) });
+  const stuck = fx.emulator.store.add({ name: 'stuck', expiresAt: new Date(Date.now() + 2 * DAY) });
+  const refused = fx.emulator.store.add({ name: 'refused', expiresAt: new Date(Date.now() + 2 * DAY) });
+  await writeFile(join(fx.dir, 'blocked'), 'a file in the way');
+  await writePolicy(fx.dir, {
     version: 1,
     tokens: [
       { name: 'fine', id: fine.id, sinks: [{ type: 'file', path: 'secrets/fine.token' }] },
@@ -48,11 +27,11 @@ it('status tells, without the network, what happened and what is next for each t
       { name: 'refused', id: refused.id, sinks: [{ type: 'file', path: 'secrets/refused.token' }] },
     ],
   });
-  emulator.faults.add({ op: 'regenerate', id: refused.id, action: { kind: 'status', status: 403, message: 'forbidden' } });
+  fx.emulator.faults.add({ op: 'regenerate', id: refused.id, action: { kind: 'status', status: 403, message: 'forbidden' } });
   expect((await cli(['once'])).code).toBe(1);
 
   // the service is gone: status still answers
-  await writeFile(envFile, (await readFile(envFile, 'utf8')).replace(/ROTATOR_API_URL=.*/, 'ROTATOR_API_URL=http://127.0.0.1:9'));
+  await writeFile(fx.envFile, (await readFile(fx.envFile, 'utf8')).replace(/ROTATOR_API_URL=.*/, 'ROTATOR_API_URL=http://127.0.0.1:9'));
   const status = await cli(['status', '--json']);
   expect(status.code).toBe(1);
   const rows = Object.fromEntries((JSON.parse(status.stdout) as TokenStatus[]).map((r) => [r.name, r]));

@@ -1,51 +1,29 @@
 import { readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { FaultAction } from '../../src/emulator/faults.js';
-import { startEmulator, type Emulator } from '../../src/emulator/start-emulator.js';
-import { emulatorSecrets, leakCheckedOutputs, runCli, startCli, writeEmulatorEnv, writePolicy, type CliResult } from '../helpers/cli.js';
+import { emulatorSecrets, runCli, startCli, writePolicy, type CliResult } from '../helpers/cli.js';
 import { expectNoLeak } from '../helpers/leaks.js';
-import { makeTempDir } from '../helpers/temp-dir.js';
+import { useCliFixture } from '../helpers/cli-fixture.js';
 
 const DAY = 24 * 3600_000;
 const inDays = (d: number) => new Date(Date.now() + d * DAY);
 const ORPHAN_LINE = /ORPHANED TOKEN/g;
 
 describe('crash-safe rotation', () => {
-  let emulator: Emulator;
-  let dir: string;
-  let envFile: string;
-  const results: CliResult[] = [];
+    const fx = useCliFixture({ emulator: { rateLimitPerMinute: 1_000_000 }, env: { ROTATOR_HTTP_TIMEOUT: '2s' } });
 
-  beforeAll(async () => {
-    emulator = await startEmulator({ rateLimitPerMinute: 1_000_000 });
-  });
-  afterAll(async () => {
-    await emulator.close();
-  });
-  beforeEach(async () => {
-    dir = await makeTempDir();
-    envFile = await writeEmulatorEnv(emulator, dir, { ROTATOR_HTTP_TIMEOUT: '2s' });
-    emulator.faults.clear();
-    emulator.requests.length = 0;
-    results.length = 0;
-  });
-  afterEach(async () => {
-    expectNoLeak(await leakCheckedOutputs(dir, results), emulatorSecrets(emulator));
-    await rm(dir, { recursive: true, force: true });
-  });
-
-  const args = () => ['--config', 'rotation.yaml', '--env-file', envFile];
+  const args = () => ['--config', 'rotation.yaml', '--env-file', fx.envFile];
   async function cli(extraEnv: Record<string, string> = {}, ...more: string[]): Promise<CliResult> {
-    const result = await runCli(['once', '--json', ...more, ...args()], { cwd: dir, env: extraEnv });
-    results.push(result);
+    const result = await runCli(['once', '--json', ...more, ...args()], { cwd: fx.dir, env: extraEnv });
+    fx.results.push(result);
     return result;
   }
-  const regenerates = (id?: string) => emulator.requests.filter((r) => r.op === 'regenerate' && (id === undefined || r.id === id));
-  const sinkPath = (name: string, n = 0) => join(dir, `secrets/${name}-${n}.token`);
+  const regenerates = (id?: string) => fx.emulator.requests.filter((r) => r.op === 'regenerate' && (id === undefined || r.id === id));
+  const sinkPath = (name: string, n = 0) => join(fx.dir, `secrets/${name}-${n}.token`);
 
   async function policyFor(tokens: Array<{ name: string; id: string }>, extra: Record<string, unknown> = {}, sinksPerToken = 2) {
-    await writePolicy(dir, {
+    await writePolicy(fx.dir, {
       version: 1,
       defaults: extra,
       tokens: tokens.map((t) => ({ name: t.name, id: t.id, sinks: Array.from({ length: sinksPerToken }, (_, n) => ({ type: 'file', path: `secrets/${t.name}-${n}.token` })) })),
@@ -53,15 +31,15 @@ describe('crash-safe rotation', () => {
   }
 
   async function whoami(secret: string) {
-    const response = await fetch(`${emulator.apiUrl}/_emulator/whoami`, { headers: { authorization: `Bearer ${secret}` } });
+    const response = await fetch(`${fx.emulator.apiUrl}/_emulator/whoami`, { headers: { authorization: `Bearer ${secret}` } });
     return response.ok ? ((await response.json()) as { id: string }) : undefined;
   }
 
   /** The end state the protocol promises: no open journal entry, every sink holds a working secret of the current token. */
   async function expectSettled(names: string[], sinksPerToken = 2) {
-    expect(await readdir(join(dir, 'state/journal')).catch(() => [])).toEqual([]);
+    expect(await readdir(join(fx.dir, 'state/journal')).catch(() => [])).toEqual([]);
     for (const name of names) {
-      const record = JSON.parse(await readFile(join(dir, `state/tokens/${name}.json`), 'utf8')) as { currentId: string };
+      const record = JSON.parse(await readFile(join(fx.dir, `state/tokens/${name}.json`), 'utf8')) as { currentId: string };
       for (let n = 0; n < sinksPerToken; n++) {
         const secret = await readFile(sinkPath(name, n), 'utf8');
         expect(await whoami(secret), `${name} sink ${n} holds a working secret of the current token`).toEqual(expect.objectContaining({ id: record.currentId }));
@@ -71,29 +49,29 @@ describe('crash-safe rotation', () => {
 
   /** Tokens that live long (past any overlap) and whose secret is in no sink: only orphans may be so. */
   async function unusableLongLivedTokens(names: string[]): Promise<number> {
-    const files = await readdir(join(dir, 'secrets')).catch(() => [] as string[]);
-    const delivered = new Set(await Promise.all(files.map((f) => readFile(join(dir, 'secrets', f), 'utf8'))));
+    const files = await readdir(join(fx.dir, 'secrets')).catch(() => [] as string[]);
+    const delivered = new Set(await Promise.all(files.map((f) => readFile(join(fx.dir, 'secrets', f), 'utf8'))));
     const horizon = Date.now() + 2 * 3600_000;
-    return emulator.store.all().filter((t) => names.includes(t.name) && t.expiresAt && t.expiresAt.getTime() > horizon && !delivered.has(t.secret)).length;
+    return fx.emulator.store.all().filter((t) => names.includes(t.name) && t.expiresAt && t.expiresAt.getTime() > horizon && !delivered.has(t.secret)).length;
   }
 
   describe('each outcome of regenerate', () => {
     it.each([400, 403, 404, 409, 422])('a definite %i changes nothing: sent once, journal cleared, exit 1', async (status) => {
-      const token = emulator.store.add({ name: `no-${status}`, expiresAt: inDays(1) });
+      const token = fx.emulator.store.add({ name: `no-${status}`, expiresAt: inDays(1) });
       await policyFor([{ name: `no-${status}`, id: token.id }]);
-      emulator.faults.add({ op: 'regenerate', action: { kind: 'status', status } });
+      fx.emulator.faults.add({ op: 'regenerate', action: { kind: 'status', status } });
       const run = await cli();
       expect(run.code).toBe(1);
       expect(regenerates()).toHaveLength(1);
-      expect(emulator.store.get(token.id)!.expiresAt).toEqual(token.expiresAt);
-      expect(await readdir(join(dir, 'state/journal')).catch(() => [])).toEqual([]);
+      expect(fx.emulator.store.get(token.id)!.expiresAt).toEqual(token.expiresAt);
+      expect(await readdir(join(fx.dir, 'state/journal')).catch(() => [])).toEqual([]);
       await expect(stat(sinkPath(`no-${status}`))).rejects.toThrow(/ENOENT/);
     });
 
     it('a 429 waits for X-RateLimit-Reset and is sent again, since the service never commits it', async () => {
-      const token = emulator.store.add({ name: 'limited', expiresAt: inDays(1) });
+      const token = fx.emulator.store.add({ name: 'limited', expiresAt: inDays(1) });
       await policyFor([{ name: 'limited', id: token.id }]);
-      emulator.faults.add({ op: 'regenerate', action: { kind: 'status', status: 429, headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(Math.ceil(Date.now() / 1000) + 1) } } });
+      fx.emulator.faults.add({ op: 'regenerate', action: { kind: 'status', status: 429, headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(Math.ceil(Date.now() / 1000) + 1) } } });
       const run = await cli();
       expect(run.code, run.stderr).toBe(0);
       expect(regenerates().map((r) => [r.status, r.committed])).toEqual([[429, false], [200, true]]);
@@ -104,9 +82,9 @@ describe('crash-safe rotation', () => {
       ['a 502 the service never acted on', { kind: 'status', status: 502 }],
       ['a reset before the service acted', { kind: 'drop' }],
     ])('after %s, reconcile sees nothing moved and sending again is safe', async (_what, action) => {
-      const token = emulator.store.add({ name: 'retry', expiresAt: inDays(1) });
+      const token = fx.emulator.store.add({ name: 'retry', expiresAt: inDays(1) });
       await policyFor([{ name: 'retry', id: token.id }]);
-      emulator.faults.add({ op: 'regenerate', action });
+      fx.emulator.faults.add({ op: 'regenerate', action });
       const run = await cli();
       expect(run.code, run.stderr).toBe(0);
       expect(regenerates().map((r) => r.committed)).toEqual([false, true]);
@@ -122,9 +100,9 @@ describe('crash-safe rotation', () => {
       ['a timeout after the service committed', { kind: 'hang', ms: 3000, commit: true }],
     ])('after %s, the orphan is reported, the name is regenerated again from the old token, and the run exits 1', async (_what, action) => {
       const name = `orphan-${action.kind}`;
-      const token = emulator.store.add({ name, expiresAt: inDays(1) });
+      const token = fx.emulator.store.add({ name, expiresAt: inDays(1) });
       await policyFor([{ name, id: token.id }]);
-      emulator.faults.add({ op: 'regenerate', action });
+      fx.emulator.faults.add({ op: 'regenerate', action });
       const run = await cli();
       expect(run.code).toBe(1);
       expect(run.stderr.match(ORPHAN_LINE)).toHaveLength(1);
@@ -138,9 +116,9 @@ describe('crash-safe rotation', () => {
     });
 
     it('when the old token no longer works after an orphan, it fails and says what to do', async () => {
-      const token = emulator.store.add({ name: 'dead', expiresAt: inDays(1) });
+      const token = fx.emulator.store.add({ name: 'dead', expiresAt: inDays(1) });
       await policyFor([{ name: 'dead', id: token.id }], { overlap: '0s' });
-      emulator.faults.add({ op: 'regenerate', action: { kind: 'status', status: 500, commit: true } });
+      fx.emulator.faults.add({ op: 'regenerate', action: { kind: 'status', status: 500, commit: true } });
       const run = await cli();
       expect(run.code).toBe(1);
       expect(run.stderr.match(ORPHAN_LINE)).toHaveLength(1);
@@ -151,14 +129,14 @@ describe('crash-safe rotation', () => {
     });
 
     it('when reconcile itself cannot reach the service, the intent stays journalled and the next run reconciles first', async () => {
-      const token = emulator.store.add({ name: 'later', expiresAt: inDays(1) });
+      const token = fx.emulator.store.add({ name: 'later', expiresAt: inDays(1) });
       await policyFor([{ name: 'later', id: token.id }]);
-      emulator.faults.add({ op: 'regenerate', action: { kind: 'drop', commit: true } });
+      fx.emulator.faults.add({ op: 'regenerate', action: { kind: 'drop', commit: true } });
       // the check's retrieve goes through; all five tries of reconcile's retrieve fail
-      emulator.faults.add({ op: 'retrieve', id: token.id, skip: 1, times: 5, action: { kind: 'status', status: 503 } });
+      fx.emulator.faults.add({ op: 'retrieve', id: token.id, skip: 1, times: 5, action: { kind: 'status', status: 503 } });
       const first = await cli();
       expect(first.code).toBe(1);
-      const entry = JSON.parse(await readFile(join(dir, 'state/journal/later.json'), 'utf8')) as { phase: string; oldId: string };
+      const entry = JSON.parse(await readFile(join(fx.dir, 'state/journal/later.json'), 'utf8')) as { phase: string; oldId: string };
       expect(entry).toMatchObject({ phase: 'intent', oldId: token.id });
 
       const second = await cli();
@@ -177,7 +155,7 @@ describe('crash-safe rotation', () => {
       { step: 'delivered', regenerated: 1, orphans: 0, exit: 0, note: 'after the first sink: the second gets the same secret' },
       { step: 'committed', regenerated: 1, orphans: 0, exit: 0, note: 'after the commit: the entry is only erased' },
     ])('killed at $step ($note)', async ({ step, regenerated, orphans, exit }) => {
-      const token = emulator.store.add({ name: `crash-${step}`, expiresAt: inDays(1) });
+      const token = fx.emulator.store.add({ name: `crash-${step}`, expiresAt: inDays(1) });
       await policyFor([{ name: `crash-${step}`, id: token.id }]);
       const killed = await cli({ ROTATOR_TEST_FAILPOINT: step });
       expect(killed.signal).toBe('SIGKILL');
@@ -189,19 +167,19 @@ describe('crash-safe rotation', () => {
       await expectSettled([`crash-${step}`]);
       expect(await unusableLongLivedTokens([`crash-${step}`])).toBe(orphans);
       // and a third run finds nothing to do
-      emulator.requests.length = 0;
+      fx.emulator.requests.length = 0;
       expect((await cli()).code).toBe(0);
       expect(regenerates()).toHaveLength(0);
     });
 
     it('killed by hand while the service holds its answer: the next run reports the orphan and rotates again', async () => {
-      const token = emulator.store.add({ name: 'held', expiresAt: inDays(1) });
+      const token = fx.emulator.store.add({ name: 'held', expiresAt: inDays(1) });
       await policyFor([{ name: 'held', id: token.id }]);
-      emulator.faults.add({ op: 'regenerate', action: { kind: 'hang', ms: 1500, commit: true } });
-      const { child, done } = startCli(['once', ...args()], { cwd: dir });
+      fx.emulator.faults.add({ op: 'regenerate', action: { kind: 'hang', ms: 1500, commit: true } });
+      const { child, done } = startCli(['once', ...args()], { cwd: fx.dir });
       while (regenerates().length === 0) await new Promise((r) => setTimeout(r, 20));
       child.kill('SIGKILL');
-      results.push(await done);
+      fx.results.push(await done);
       const after = await cli();
       expect(after.code).toBe(1);
       expect(after.stderr.match(ORPHAN_LINE)).toHaveLength(1);
@@ -210,9 +188,9 @@ describe('crash-safe rotation', () => {
   });
 
   it('two concurrent runs give exactly one regenerate', async () => {
-    const token = emulator.store.add({ name: 'shared', expiresAt: inDays(1) });
+    const token = fx.emulator.store.add({ name: 'shared', expiresAt: inDays(1) });
     await policyFor([{ name: 'shared', id: token.id }]);
-    emulator.faults.add({ op: 'regenerate', action: { kind: 'hang', ms: 600 } });
+    fx.emulator.faults.add({ op: 'regenerate', action: { kind: 'hang', ms: 600 } });
     const [a, b] = await Promise.all([cli(), cli()]);
     expect([a.code, b.code]).toEqual([0, 0]);
     expect(regenerates()).toHaveLength(1);
@@ -220,13 +198,13 @@ describe('crash-safe rotation', () => {
   });
 
   it('a damaged journal entry stops that name with the file and what to do, and is left as it was', async () => {
-    const damaged = emulator.store.add({ name: 'damaged', expiresAt: inDays(1) });
-    const fine = emulator.store.add({ name: 'fine', expiresAt: inDays(1) });
+    const damaged = fx.emulator.store.add({ name: 'damaged', expiresAt: inDays(1) });
+    const fine = fx.emulator.store.add({ name: 'fine', expiresAt: inDays(1) });
     await policyFor([{ name: 'damaged', id: damaged.id }, { name: 'fine', id: fine.id }]);
-    const file = join(dir, 'state/journal/damaged.json');
-    await rm(join(dir, 'state'), { recursive: true, force: true });
-    await writeFile(join(dir, 'placeholder'), '');
-    await import('node:fs/promises').then((fs) => fs.mkdir(join(dir, 'state/journal'), { recursive: true }));
+    const file = join(fx.dir, 'state/journal/damaged.json');
+    await rm(join(fx.dir, 'state'), { recursive: true, force: true });
+    await writeFile(join(fx.dir, 'placeholder'), '');
+    await import('node:fs/promises').then((fs) => fs.mkdir(join(fx.dir, 'state/journal'), { recursive: true }));
     await writeFile(file, '{"version":1,"name":"damaged","phase":"staged","staged":{"newId":"x","sec');
     const run = await cli();
     expect(run.code).toBe(1);
@@ -238,17 +216,17 @@ describe('crash-safe rotation', () => {
   });
 
   it('a sealed staged secret needs its key: without it nothing is lost, with it the secret is delivered', async () => {
-    const token = emulator.store.add({ name: 'sealed', expiresAt: inDays(1) });
+    const token = fx.emulator.store.add({ name: 'sealed', expiresAt: inDays(1) });
     await policyFor([{ name: 'sealed', id: token.id }]);
     const staged = await cli({ ROTATOR_TEST_FAILPOINT: 'staged' });
     expect(staged.signal).toBe('SIGKILL');
-    const entry = await readFile(join(dir, 'state/journal/sealed.json'), 'utf8');
+    const entry = await readFile(join(fx.dir, 'state/journal/sealed.json'), 'utf8');
     expect(JSON.parse(entry).staged.secret.sealed.alg).toBe('A256GCM');
 
     const wrongKey = await cli({ ROTATOR_STATE_KEY: Buffer.alloc(32, 7).toString('base64') });
     expect(wrongKey.code).toBe(1);
     expect(wrongKey.stdout).toMatch(/cannot be opened with this ROTATOR_STATE_KEY/);
-    expect(await readFile(join(dir, 'state/journal/sealed.json'), 'utf8')).toBe(entry);
+    expect(await readFile(join(fx.dir, 'state/journal/sealed.json'), 'utf8')).toBe(entry);
 
     const rightKey = await cli();
     expect(rightKey.code, rightKey.stderr).toBe(0);
@@ -257,21 +235,21 @@ describe('crash-safe rotation', () => {
   });
 
   it('without a state key, a staged secret waits in a 0600 file and the run warns about it', async () => {
-    await writeFile(envFile, (await readFile(envFile, 'utf8')).replace(/^ROTATOR_STATE_KEY=.*\n/m, ''));
-    const token = emulator.store.add({ name: 'plain', expiresAt: inDays(1) });
+    await writeFile(fx.envFile, (await readFile(fx.envFile, 'utf8')).replace(/^ROTATOR_STATE_KEY=.*\n/m, ''));
+    const token = fx.emulator.store.add({ name: 'plain', expiresAt: inDays(1) });
     await policyFor([{ name: 'plain', id: token.id }]);
-    const staged = await runCli(['once', ...args()], { cwd: dir, env: { ROTATOR_TEST_FAILPOINT: 'staged' } });
+    const staged = await runCli(['once', ...args()], { cwd: fx.dir, env: { ROTATOR_TEST_FAILPOINT: 'staged' } });
     expect(staged.stderr).toMatch(/ROTATOR_STATE_KEY is not set: a new secret is kept in plaintext \(file mode 0600\)/);
-    expect((await stat(join(dir, 'state/journal/plain.json'))).mode & 0o777).toBe(0o600);
-    expectNoLeak({ stdout: staged.stdout, stderr: staged.stderr }, emulatorSecrets(emulator));
-    const after = await runCli(['once', ...args()], { cwd: dir });
+    expect((await stat(join(fx.dir, 'state/journal/plain.json'))).mode & 0o777).toBe(0o600);
+    expectNoLeak({ stdout: staged.stdout, stderr: staged.stderr }, emulatorSecrets(fx.emulator));
+    const after = await runCli(['once', ...args()], { cwd: fx.dir });
     expect(after.code, after.stderr).toBe(0);
-    expectNoLeak({ stdout: after.stdout, stderr: after.stderr }, emulatorSecrets(emulator));
+    expectNoLeak({ stdout: after.stdout, stderr: after.stderr }, emulatorSecrets(fx.emulator));
     await expectSettled(['plain']);
   });
 
   it('a journal entry whose name left the policy is reported, not forgotten', async () => {
-    const token = emulator.store.add({ name: 'leaving', expiresAt: inDays(1) });
+    const token = fx.emulator.store.add({ name: 'leaving', expiresAt: inDays(1) });
     await policyFor([{ name: 'leaving', id: token.id }]);
     await cli({ ROTATOR_TEST_FAILPOINT: 'staged' });
     await policyFor([]);
@@ -281,11 +259,11 @@ describe('crash-safe rotation', () => {
   });
 
   it('plan shows an interrupted rotation, and changes nothing', async () => {
-    const token = emulator.store.add({ name: 'planned', expiresAt: inDays(1) });
+    const token = fx.emulator.store.add({ name: 'planned', expiresAt: inDays(1) });
     await policyFor([{ name: 'planned', id: token.id }]);
     await cli({ ROTATOR_TEST_FAILPOINT: 'staged' });
-    const plan = await runCli(['plan', '--json', ...args()], { cwd: dir });
-    results.push(plan);
+    const plan = await runCli(['plan', '--json', ...args()], { cwd: fx.dir });
+    fx.results.push(plan);
     expect(JSON.parse(plan.stdout)).toEqual([expect.objectContaining({ name: 'planned', action: 'rotate', reason: expect.stringMatching(/^an interrupted rotation will be finished first: deliver the staged secret/) })]);
     expect(regenerates()).toHaveLength(1);
   });

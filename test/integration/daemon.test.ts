@@ -1,10 +1,8 @@
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator } from '../../src/emulator/start-emulator.js';
-import { emulatorSecrets, leakCheckedOutputs, startCli, writeEmulatorEnv, writePolicy, type CliResult } from '../helpers/cli.js';
-import { expectNoLeak } from '../helpers/leaks.js';
-import { makeTempDir } from '../helpers/temp-dir.js';
+import { describe, expect, it } from 'vitest';
+import { startCli, writePolicy } from '../helpers/cli.js';
+import { useCliFixture } from '../helpers/cli-fixture.js';
 
 const DAY = 24 * 3600_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -25,29 +23,12 @@ function metric(text: string, name: string, labels: string): number | undefined 
 }
 
 describe('token-rotator daemon (a real process)', () => {
-  let emulator: Emulator;
-  let dir: string;
-  let envFile: string;
   let port = 0;
-  const results: CliResult[] = [];
-
-  beforeAll(async () => {
-    emulator = await startEmulator();
-  });
-  afterAll(async () => {
-    await emulator.close();
-  });
-  beforeEach(async () => {
-    dir = await makeTempDir();
-    port = 20000 + Math.floor(Math.random() * 20000);
-    envFile = await writeEmulatorEnv(emulator, dir, { ROTATOR_LISTEN: `127.0.0.1:${port}` });
-    emulator.faults.clear();
-    emulator.requests.length = 0;
-    results.length = 0;
-  });
-  afterEach(async () => {
-    expectNoLeak(await leakCheckedOutputs(dir, results), emulatorSecrets(emulator));
-    await rm(dir, { recursive: true, force: true });
+  const fx = useCliFixture({
+    env: () => {
+      port = 20000 + Math.floor(Math.random() * 20000);
+      return { ROTATOR_LISTEN: `127.0.0.1:${port}` };
+    },
   });
 
   const base = () => `http://127.0.0.1:${port}`;
@@ -56,28 +37,32 @@ describe('token-rotator daemon (a real process)', () => {
     return { status: response.status, text: await response.text() };
   };
   function daemon() {
-    const started = startCli(['daemon', '--config', 'rotation.yaml', '--env-file', envFile], { cwd: dir });
-    void started.done.then((r) => results.push(r));
+    const started = startCli(['daemon', '--config', 'rotation.yaml', '--env-file', fx.envFile], { cwd: fx.dir });
+    void started.done.then((r) => fx.results.push(r));
     return started;
   }
 
   it('checks at start and on a seconds-level schedule, and its metrics follow a rotation', async () => {
-    const steady = emulator.store.add({ name: 'steady', expiresAt: new Date(Date.now() + 60 * DAY) });
-    await writePolicy(dir, { version: 1, defaults: { schedule: '*/1 * * * * *' }, tokens: [{ name: 'steady', id: steady.id, sinks: [{ type: 'file', path: 'secrets/steady.token' }] }] });
+    const steady = fx.emulator.store.add({ name: 'steady', expiresAt: new Date(Date.now() + 60 * DAY) });
+    await writePolicy(fx.dir, { version: 1, defaults: { schedule: '*/1 * * * * *' }, tokens: [{ name: 'steady', id: steady.id, sinks: [{ type: 'file', path: 'secrets/steady.token' }] }] });
     const { child, done } = daemon();
 
     expect((await eventually(async () => ((await get('/healthz')).status === 200 ? true : undefined), 'healthz'))).toBe(true);
     const ready = await eventually(async () => ((await get('/readyz')).status === 200 ? (await get('/readyz')).text : undefined), 'readiness');
     expect(ready).toMatch(/policy loaded \(1 tokens\); the token service answered/);
 
-    let metrics = (await get('/metrics')).text;
+    // readiness comes with the first answer; the check's outcome reaches the metrics a moment later
+    let metrics = await eventually(async () => {
+      const text = (await get('/metrics')).text;
+      return metric(text, 'token_rotator_token_expiry_timestamp_seconds', 'token="steady"') === undefined ? undefined : text;
+    }, 'the first check in the metrics');
     expect(metric(metrics, 'token_rotator_token_expiry_timestamp_seconds', 'token="steady"')).toBeCloseTo(steady.expiresAt!.getTime() / 1000, 0);
     expect(metric(metrics, 'token_rotator_rotations_total', 'token="steady",result="success"')).toBeUndefined();
     expect(metric(metrics, 'token_rotator_next_check_timestamp_seconds', 'token="steady"')).toBeGreaterThan(Date.now() / 1000 - 2);
     expect(metrics).toContain('process_resident_memory_bytes');
 
     // the token is cut short behind the daemon's back: the next scheduled check rotates it
-    emulator.store.get(steady.id)!.expiresAt = new Date(Date.now() + DAY);
+    fx.emulator.store.get(steady.id)!.expiresAt = new Date(Date.now() + DAY);
     metrics = await eventually(async () => {
       const text = (await get('/metrics')).text;
       return metric(text, 'token_rotator_rotations_total', 'token="steady",result="success"') === 1 ? text : undefined;
@@ -86,7 +71,7 @@ describe('token-rotator daemon (a real process)', () => {
     expect(metric(metrics, 'token_rotator_sink_writes_total', 'token="steady",sink="file secrets/steady.token",result="created"')).toBe(1);
     expect(metric(metrics, 'token_rotator_api_requests_total', 'op="regenerate",status="200"')).toBe(1);
     expect(metric(metrics, 'token_rotator_pending_deliveries', 'token="steady"')).toBe(0);
-    const checks = emulator.requests.filter((r) => r.op === 'retrieve').length;
+    const checks = fx.emulator.requests.filter((r) => r.op === 'retrieve').length;
     expect(checks).toBeGreaterThanOrEqual(2);
 
     child.kill('SIGTERM');
@@ -96,35 +81,35 @@ describe('token-rotator daemon (a real process)', () => {
   });
 
   it('on SIGTERM in the middle of a rotation, finishes it: the secret is delivered, then it exits 0 within 10 s', async () => {
-    const token = emulator.store.add({ name: 'busy', expiresAt: new Date(Date.now() + DAY) });
-    await writePolicy(dir, { version: 1, tokens: [{ name: 'busy', id: token.id, sinks: [{ type: 'file', path: 'secrets/busy.token' }] }] });
-    emulator.faults.add({ op: 'regenerate', action: { kind: 'hang', ms: 1500, commit: true } });
+    const token = fx.emulator.store.add({ name: 'busy', expiresAt: new Date(Date.now() + DAY) });
+    await writePolicy(fx.dir, { version: 1, tokens: [{ name: 'busy', id: token.id, sinks: [{ type: 'file', path: 'secrets/busy.token' }] }] });
+    fx.emulator.faults.add({ op: 'regenerate', action: { kind: 'hang', ms: 1500, commit: true } });
     const { child, done } = daemon();
-    await eventually(async () => (emulator.requests.some((r) => r.op === 'regenerate') ? true : undefined), 'the regenerate to be sent');
+    await eventually(async () => (fx.emulator.requests.some((r) => r.op === 'regenerate') ? true : undefined), 'the regenerate to be sent');
     const stopping = Date.now();
     child.kill('SIGTERM');
     const result = await done;
     expect(result.code).toBe(0);
     expect(Date.now() - stopping).toBeLessThan(10_000);
-    const secret = await readFile(join(dir, 'secrets/busy.token'), 'utf8');
-    expect(emulator.store.bySecret(secret)?.name).toBe('busy');
-    expect(emulator.requests.filter((r) => r.op === 'regenerate')).toHaveLength(1);
+    const secret = await readFile(join(fx.dir, 'secrets/busy.token'), 'utf8');
+    expect(fx.emulator.store.bySecret(secret)?.name).toBe('busy');
+    expect(fx.emulator.requests.filter((r) => r.op === 'regenerate')).toHaveLength(1);
   });
 
   it('SIGHUP reloads the policy, and keeps the running one when the new one is invalid', async () => {
-    const first = emulator.store.add({ name: 'first', expiresAt: new Date(Date.now() + 60 * DAY) });
-    const second = emulator.store.add({ name: 'second', expiresAt: new Date(Date.now() + 60 * DAY) });
+    const first = fx.emulator.store.add({ name: 'first', expiresAt: new Date(Date.now() + 60 * DAY) });
+    const second = fx.emulator.store.add({ name: 'second', expiresAt: new Date(Date.now() + 60 * DAY) });
     const tokens = [{ name: 'first', id: first.id, sinks: [{ type: 'file', path: 'secrets/first.token' }] }];
-    await writePolicy(dir, { version: 1, tokens });
+    await writePolicy(fx.dir, { version: 1, tokens });
     const { child, done } = daemon();
     await eventually(async () => ((await get('/readyz')).status === 200 ? true : undefined), 'readiness');
 
-    await writeFile(join(dir, 'rotation.yaml'), 'version: 2\n');
+    await writeFile(join(fx.dir, 'rotation.yaml'), 'version: 2\n');
     child.kill('SIGHUP');
     await sleep(500);
     expect((await get('/readyz')).text).toMatch(/\(1 tokens\)/);
 
-    await writePolicy(dir, { version: 1, tokens: [...tokens, { name: 'second', id: second.id, sinks: [{ type: 'file', path: 'secrets/second.token' }] }] });
+    await writePolicy(fx.dir, { version: 1, tokens: [...tokens, { name: 'second', id: second.id, sinks: [{ type: 'file', path: 'secrets/second.token' }] }] });
     child.kill('SIGHUP');
     await eventually(async () => ((await get('/readyz')).text.includes('(2 tokens)') ? true : undefined), 'the reload');
 
@@ -136,8 +121,8 @@ describe('token-rotator daemon (a real process)', () => {
   });
 
   it('reports a listen address it cannot use', async () => {
-    await writePolicy(dir, { version: 1, tokens: [] });
-    const { done } = startCli(['daemon', '--config', 'rotation.yaml', '--env-file', envFile, '--listen', 'nowhere'], { cwd: dir });
+    await writePolicy(fx.dir, { version: 1, tokens: [] });
+    const { done } = startCli(['daemon', '--config', 'rotation.yaml', '--env-file', fx.envFile, '--listen', 'nowhere'], { cwd: fx.dir });
     const result = await done;
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("--listen: 'nowhere' is not HOST:PORT");
