@@ -65,7 +65,12 @@ async function recordAttempt(ctx: RotationContext, outcome: TokenOutcome): Promi
   if (outcome.check === 'backoff') return;
   const { deps, policy } = ctx;
   const failed = outcome.action === 'failed';
-  const existing = await deps.state.read(policy.name).catch(() => undefined); // a damaged record was reported already
+  let existing;
+  try {
+    existing = await deps.state.read(policy.name);
+  } catch {
+    return; // a damaged record was reported already, and must stay as it is for the operator
+  }
   if (!existing && !failed) return;
   const record = existing ?? resolveLineage(policy, undefined, deps.clock.now()).record;
   if (!failed && record.consecutiveFailures === 0) return;

@@ -1,4 +1,4 @@
-import { readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { FaultAction } from '../../src/emulator/faults.js';
@@ -213,6 +213,19 @@ describe('crash-safe rotation', () => {
     expect(outcomes.find((o) => o.name === 'fine')!.action).toBe('rotated');
     expect(regenerates(damaged.id)).toHaveLength(0);
     expect(await readFile(file, 'utf8')).toBe('{"version":1,"name":"damaged","phase":"staged","staged":{"newId":"x","sec');
+  });
+
+  it('a damaged state file stops that name and is left exactly as it was, never replaced by a fresh adoption', async () => {
+    const token = fx.emulator.store.add({ name: 'kept', expiresAt: inDays(1) });
+    await policyFor([{ name: 'kept', id: token.id }]);
+    const file = join(fx.dir, 'state/tokens/kept.json');
+    await mkdir(join(fx.dir, 'state/tokens'), { recursive: true });
+    await writeFile(file, '{"version":1,"name":"kept","currentId":');
+    const run = await cli();
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(new RegExp(`state file ${file} is not valid JSON`));
+    expect(await readFile(file, 'utf8')).toBe('{"version":1,"name":"kept","currentId":');
+    expect(regenerates()).toHaveLength(0);
   });
 
   it('a sealed staged secret needs its key: without it nothing is lost, with it the secret is delivered', async () => {
