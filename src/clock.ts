@@ -8,15 +8,12 @@ export const systemClock: Clock = {
 };
 
 /** A clock that only moves when told: for tests and the demo's seeded scenarios. */
-export function fixedClock(at: Date | string): Clock & { advance(ms: number): void; set(at: Date | string): void } {
+export function fixedClock(at: Date | string): Clock & { advance(ms: number): void } {
   let current = new Date(at).getTime();
   return {
     now: () => new Date(current),
     advance: (ms) => {
       current += ms;
-    },
-    set: (to) => {
-      current = new Date(to).getTime();
     },
   };
 }

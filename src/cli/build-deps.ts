@@ -28,6 +28,13 @@ export interface DepsHooks {
   onResponse?: (op: ApiOperation, status: number | 'error') => void;
 }
 
+/** For the commands that stage secrets (once, rotate, daemon): say once that staging will be plain. */
+export function warnIfJournalUnsealed(settings: Settings, logger: Logger): void {
+  if (!settings.stateKey) {
+    logger.warn('ROTATOR_STATE_KEY is not set: a new secret is kept in plaintext (file mode 0600) in the journal from regenerate until every sink has it');
+  }
+}
+
 /** The one place the side effects are wired together. */
 export function buildRotationDeps(settings: Settings, logger: Logger, clock: Clock, env: Env = {}, hooks: DepsHooks = {}): RotationDeps {
   const auth = createAccessTokenSource(settings.auth, { clock, timeoutMs: settings.httpTimeoutMs });

@@ -60,8 +60,4 @@ export class CheckScheduler {
     await Promise.allSettled([...this.#running.values()]);
     for (const task of this.#tasks.values()) await task.destroy();
   }
-
-  get runningCount(): number {
-    return this.#running.size;
-  }
 }

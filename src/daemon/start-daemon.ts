@@ -30,8 +30,6 @@ export interface Daemon {
   reload(): Promise<boolean>;
   /** No new checks; waits for the running ones, aborting what still waits on the network at the deadline. */
   stop(deadlineMs: number): Promise<void>;
-  /** Resolves when every check started so far has finished (for tests and the first check). */
-  idle(): Promise<void>;
 }
 
 /**
@@ -59,7 +57,6 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   });
   const abort = new AbortController();
   const limit = pLimit(settings.concurrency);
-  const started = new Set<Promise<void>>();
 
   const check = (token: TokenPolicy) =>
     limit(async () => {
@@ -82,14 +79,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     },
   });
 
-  const runAll = (tokens: TokenPolicy[]) => {
-    const all = Promise.all(tokens.map((t) => scheduler.run(t))).then(() => undefined);
-    started.add(all);
-    void all.finally(() => started.delete(all));
-  };
-
   scheduler.schedule(policy.tokens);
-  runAll(policy.tokens); // the first check, at start
+  for (const token of policy.tokens) void scheduler.run(token); // the first check, at start
 
   return {
     url: listener.url,
@@ -118,13 +109,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         await scheduler.stop();
       } finally {
         clearTimeout(deadline);
-        await new Promise<void>((resolve) => listener.server.close(() => resolve()));
+        // close() waits for open connections, and a scraper keeps one alive: end them first.
+        const closed = new Promise<void>((resolve) => listener.server.close(() => resolve()));
         listener.server.closeAllConnections();
+        await closed;
       }
-    },
-
-    async idle() {
-      await Promise.all([...started]);
     },
   };
 }

@@ -7,7 +7,6 @@ import type { Sink } from '../sinks/sink.js';
 import type { Journal } from '../state/journal.js';
 import type { NameLocks } from '../state/name-lock.js';
 import type { StateStore } from '../state/state-store.js';
-import type { OrphanReport } from './orphan-report.js';
 
 /** The boundaries between protocol steps, where tests stop the process to prove crash safety. */
 export type Failpoint = 'intent' | 'regenerated' | 'staged' | 'delivered' | 'committed';
@@ -24,7 +23,5 @@ export interface RotationDeps {
   sinkTarget: (config: SinkConfig) => string;
   /** Seals staged secrets; undefined keeps them plain in 0600 files. */
   stateKey: KeyObject | undefined;
-  /** Told of every orphaned token, for metrics and notifications. */
-  onOrphan?: (report: OrphanReport) => void;
   failpoint?: (step: Failpoint) => void;
 }

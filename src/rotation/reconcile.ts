@@ -51,7 +51,7 @@ export async function reconcile(ctx: RotationContext, intent: JournalEntry): Pro
       `a token named '${ctx.policy.name}' exists whose secret nobody has. Delete it in the service's console.` +
       (works ? ' Regenerating again from the old token, which still works.' : ' The old token no longer works.'),
   );
+  // Metrics and notifications learn of it from the outcome's `orphans`.
   ctx.orphans.push(report);
-  deps.onOrphan?.(report);
   return { applied: true, token: works ? current : undefined, report };
 }

@@ -18,7 +18,6 @@ export interface TokenMeta {
 export interface Sink {
   describe(): string;
   write(secret: Secret, meta: TokenMeta, options: { signal?: AbortSignal }): Promise<WriteResult>;
-  read?(): Promise<Secret | undefined>;
   close?(): Promise<void>;
 }
 

@@ -3,6 +3,7 @@ import { ConfigError } from '../../errors.js';
 import { startDaemon } from '../../daemon/start-daemon.js';
 import { createLogger } from '../../log/logger.js';
 import { createNotifier } from '../../notify/notifier.js';
+import { warnIfJournalUnsealed } from '../build-deps.js';
 import { EXIT, type CliIo } from '../io.js';
 import { loadRuntime, type GlobalOptions } from '../load-runtime.js';
 
@@ -25,9 +26,7 @@ export async function daemonCommand(options: GlobalOptions & { listen?: string }
   if (!listen) throw new ConfigError([{ path: options.listen ? '--listen' : 'env.ROTATOR_LISTEN', message: `'${listenText}' is not HOST:PORT, such as 127.0.0.1:9464 or [::]:9464` }]);
 
   const logger = createLogger({ level: runtime.settings.logLevel });
-  if (!runtime.settings.stateKey) {
-    logger.warn('ROTATOR_STATE_KEY is not set: a new secret is kept in plaintext (file mode 0600) in the journal from regenerate until every sink has it');
-  }
+  warnIfJournalUnsealed(runtime.settings, logger);
   let daemon;
   try {
     const notify = createNotifier(runtime.notificationTargets, logger);

@@ -2,7 +2,7 @@ import { systemClock } from '../../clock.js';
 import { createLogger } from '../../log/logger.js';
 import { createNotifier } from '../../notify/notifier.js';
 import { runOnce } from '../../rotation/run-once.js';
-import { buildRotationDeps } from '../build-deps.js';
+import { buildRotationDeps, warnIfJournalUnsealed } from '../build-deps.js';
 import { formatOutcomes } from '../format-outcomes.js';
 import { EXIT, type CliIo } from '../io.js';
 import { loadRuntime, type GlobalOptions } from '../load-runtime.js';
@@ -11,9 +11,7 @@ import { loadRuntime, type GlobalOptions } from '../load-runtime.js';
 export async function onceCommand(options: GlobalOptions & { json?: boolean }, io: CliIo): Promise<number> {
   const { settings, policy, notificationTargets } = await loadRuntime(options, io);
   const logger = createLogger({ level: settings.logLevel });
-  if (!settings.stateKey) {
-    logger.warn('ROTATOR_STATE_KEY is not set: a new secret is kept in plaintext (file mode 0600) in the journal from regenerate until every sink has it');
-  }
+  warnIfJournalUnsealed(settings, logger);
   const deps = buildRotationDeps(settings, logger, systemClock, io.env);
   const outcomes = await runOnce(policy, deps, { concurrency: settings.concurrency });
   const notify = createNotifier(notificationTargets, logger);

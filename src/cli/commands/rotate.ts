@@ -5,7 +5,7 @@ import { ConfigError, type ConfigIssue } from '../../errors.js';
 import { createLogger } from '../../log/logger.js';
 import { createNotifier } from '../../notify/notifier.js';
 import { rotateToken } from '../../rotation/rotate-token.js';
-import { buildRotationDeps } from '../build-deps.js';
+import { buildRotationDeps, warnIfJournalUnsealed } from '../build-deps.js';
 import { formatOutcomes } from '../format-outcomes.js';
 import { EXIT, type CliIo } from '../io.js';
 import { loadRuntime, type GlobalOptions } from '../load-runtime.js';
@@ -61,6 +61,7 @@ export async function rotateCommand(names: string[], options: RotateCommandOptio
   }
 
   const logger = createLogger({ level: settings.logLevel });
+  warnIfJournalUnsealed(settings, logger);
   const deps = buildRotationDeps(settings, logger, systemClock, io.env);
   logger.warn({ tokens: names, reason, overlapMs: overlapMs ?? null }, 'emergency rotation requested');
   const notify = createNotifier(notificationTargets, logger);

@@ -1,11 +1,10 @@
-import { readFile } from 'node:fs/promises';
 import { isAbsolute, relative, resolve } from 'node:path';
 import { z } from 'zod';
 import { fromZodIssues } from '../../config/issues.js';
 import { strictObject } from '../../config/strict-object.js';
 import { SinkError } from '../../errors.js';
 import { writeFileAtomic } from '../../fs/atomic-write.js';
-import { Secret } from '../../secret.js';
+import type { Secret } from '../../secret.js';
 import type { Sink, SinkFactory } from '../sink.js';
 import { FILE_FORMATS, renderFile, type FileFormat } from './file-format.js';
 
@@ -80,12 +79,6 @@ class FileSink implements Sink {
         cause: error,
       });
     }
-  }
-
-  async read(): Promise<Secret | undefined> {
-    if (this.config.format !== 'raw') return undefined;
-    const content = await readFile(this.config.path, 'utf8').catch(() => undefined);
-    return content === undefined ? undefined : new Secret(content);
   }
 }
 
