@@ -8,7 +8,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-RUN npm run build
+# The image's own Node builds: with --ignore-scripts the pinned `node` devDependency has no binary.
+RUN node node_modules/typescript/bin/tsc -p tsconfig.build.json
 
 FROM node:24-bookworm-slim AS production-dependencies
 WORKDIR /app
