@@ -6,7 +6,9 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import { stringify } from 'yaml';
+
 import { systemClock } from '../dist/clock.js';
 import { readEnvironment, readSettings } from '../dist/config/env.js';
 import { loadPolicy } from '../dist/config/load-policy.js';
@@ -22,11 +24,24 @@ const mb = (bytes) => (bytes / 1024 / 1024).toFixed(2);
 
 const dir = await mkdtemp(join(tmpdir(), 'token-rotator-heap-'));
 const names = Array.from({ length: TOKENS }, (_, i) => `token-${i}`);
-await writeFile(join(dir, 'seed.yaml'), stringify({ rateLimitPerMinute: 10_000_000, tokens: names.map((name) => ({ id: `${name}-id`, name, expiresIn: '60d' })) }));
-const emulator = spawn(process.execPath, [CLI, 'emulator', '--seed', 'seed.yaml', '--env-out', 'emulator.env'], { cwd: dir, stdio: 'ignore' });
+await writeFile(
+  join(dir, 'seed.yaml'),
+  stringify({ rateLimitPerMinute: 10_000_000, tokens: names.map((name) => ({ id: `${name}-id`, name, expiresIn: '60d' })) }),
+);
+const emulator = spawn(process.execPath, [CLI, 'emulator', '--seed', 'seed.yaml', '--env-out', 'emulator.env'], {
+  cwd: dir,
+  stdio: 'ignore',
+});
 try {
   for (let i = 0; i < 100 && !(await readFile(join(dir, 'emulator.env'), 'utf8').catch(() => '')); i++) await sleep(100);
-  await writeFile(join(dir, 'rotation.yaml'), stringify({ version: 1, defaults: { schedule: '*/1 * * * * *' }, tokens: names.map((name) => ({ name, id: `${name}-id`, sinks: [{ type: 'file', path: `secrets/${name}.token` }] })) }));
+  await writeFile(
+    join(dir, 'rotation.yaml'),
+    stringify({
+      version: 1,
+      defaults: { schedule: '*/1 * * * * *' },
+      tokens: names.map((name) => ({ name, id: `${name}-id`, sinks: [{ type: 'file', path: `secrets/${name}.token` }] })),
+    }),
+  );
   const env = readEnvironment({ ROTATOR_STATE_DIR: join(dir, 'state') }, { envFile: 'emulator.env', cwd: dir });
   const settings = readSettings(env, dir);
   const daemon = await startDaemon({

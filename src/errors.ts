@@ -53,10 +53,7 @@ export class ApiError extends RotatorError {
   readonly traceId: string | undefined;
   readonly serviceMessage: string | undefined;
 
-  constructor(
-    message: string,
-    details: { op: ApiOperation; status?: number; traceId?: string; serviceMessage?: string; cause?: unknown },
-  ) {
+  constructor(message: string, details: { op: ApiOperation; status?: number; traceId?: string; serviceMessage?: string; cause?: unknown }) {
     super(message, { cause: details.cause });
     this.op = details.op;
     this.status = details.status;

@@ -1,12 +1,13 @@
 import got, { type Got } from 'got';
+
 import type { AccessTokenSource } from '../auth/access-token-source.js';
 import type { Clock } from '../clock.js';
-import { ApiResponseError, RegenerateOutcomeUnknownError, type ApiOperation } from '../errors.js';
+import { type ApiOperation, ApiResponseError, RegenerateOutcomeUnknownError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { RotationTimes } from '../policy/rotation-times.js';
 import { Secret } from '../secret.js';
 import { retryDelayMs } from './retry-delay.js';
-import { parseExpiry, regenerateBodySchema, tokenBodySchema, type ServiceToken } from './service-token.js';
+import { parseExpiry, regenerateBodySchema, type ServiceToken, tokenBodySchema } from './service-token.js';
 import { traceIdOf, translateApiError } from './translate-error.js';
 
 export interface RegeneratedToken extends ServiceToken {
@@ -82,10 +83,7 @@ export function createTokenServiceClient(options: TokenServiceClientOptions): To
         (response, retryWithMergedOptions) => {
           const context = response.request.options.context as RequestContext;
           options.onResponse?.(context.op, response.statusCode);
-          logger.debug(
-            { op: context.op, status: response.statusCode, traceId: traceIdOf(response.headers) },
-            'token service answered',
-          );
+          logger.debug({ op: context.op, status: response.statusCode, traceId: traceIdOf(response.headers) }, 'token service answered');
           // An access token can be revoked or expire early: fetch a new one once, then give up.
           if (response.statusCode === 401 && !context.authRetried && context.accessToken && auth.invalidate(context.accessToken)) {
             return retryWithMergedOptions({ context: { authRetried: true } });
@@ -129,7 +127,11 @@ export function createTokenServiceClient(options: TokenServiceClientOptions): To
   ): ServiceToken {
     const expiresAt = parseExpiry(body.expiresAt);
     if (expiresAt === 'invalid') {
-      throw new ApiResponseError(`${op} ${subject}: expiresAt ${JSON.stringify(body.expiresAt)} is not a date`, { op, status: 200, traceId });
+      throw new ApiResponseError(`${op} ${subject}: expiresAt ${JSON.stringify(body.expiresAt)} is not a date`, {
+        op,
+        status: 200,
+        traceId,
+      });
     }
     return { id: body.id, name: body.name, expiresAt };
   }
@@ -143,7 +145,10 @@ export function createTokenServiceClient(options: TokenServiceClientOptions): To
         const traceId = traceIdOf(response.headers);
         const parsed = tokenBodySchema.safeParse(parseJson(response.body, 'retrieve', subject, traceId));
         if (!parsed.success) {
-          throw new ApiResponseError(`retrieve ${subject}: the answer lacks ${parsed.error.issues.map((i) => i.path.join('.')).join(', ')}`, { op: 'retrieve', status: 200, traceId });
+          throw new ApiResponseError(
+            `retrieve ${subject}: the answer lacks ${parsed.error.issues.map((i) => i.path.join('.')).join(', ')}`,
+            { op: 'retrieve', status: 200, traceId },
+          );
         }
         return toServiceToken(parsed.data, 'retrieve', subject, traceId);
       } catch (error) {

@@ -1,5 +1,6 @@
 import { HTTPError, RequestError } from 'got';
-import { ApiError, RegenerateOutcomeUnknownError, type ApiOperation } from '../errors.js';
+
+import { ApiError, type ApiOperation, RegenerateOutcomeUnknownError } from '../errors.js';
 import { scrubSecrets } from '../secret.js';
 
 /**
@@ -9,7 +10,18 @@ import { scrubSecrets } from '../secret.js';
 export const DEFINITE_REFUSALS = new Set([400, 401, 403, 404, 409, 422, 429]);
 
 /** These network errors happen before a request is sent: the service cannot have acted on it. */
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH', 'ERR_TLS_CERT_ALTNAME_INVALID', 'CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'SELF_SIGNED_CERT_IN_CHAIN']);
+const NOT_SENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ENETUNREACH',
+  'EHOSTUNREACH',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'CERT_HAS_EXPIRED',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+]);
 
 const MAX_SERVICE_MESSAGE = 300;
 

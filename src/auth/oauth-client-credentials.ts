@@ -1,9 +1,10 @@
 import * as oidc from 'openid-client';
+
 import type { Clock } from '../clock.js';
 import type { AuthSettings } from '../config/env.js';
 import { isLoopbackHost } from '../config/env.js';
 import { AuthError } from '../errors.js';
-import { Secret, scrubSecrets } from '../secret.js';
+import { scrubSecrets, Secret } from '../secret.js';
 import type { AccessTokenSource } from './access-token-source.js';
 import { importClientPrivateKey } from './private-key.js';
 
@@ -73,7 +74,12 @@ export function oauthClientCredentials(settings: OAuthSettings, options: { clock
     } else {
       // The token endpoint doubles as the issuer identifier: it is the audience that
       // private_key_jwt assertions are most widely accepted with when no discovery is available.
-      config = new oidc.Configuration({ issuer: settings.tokenUrl!.href, token_endpoint: settings.tokenUrl!.href }, settings.clientId, undefined, auth);
+      config = new oidc.Configuration(
+        { issuer: settings.tokenUrl!.href, token_endpoint: settings.tokenUrl!.href },
+        settings.clientId,
+        undefined,
+        auth,
+      );
       if (insecure) oidc.allowInsecureRequests(config);
     }
     config.timeout = Math.ceil(options.timeoutMs / 1000);

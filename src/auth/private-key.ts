@@ -1,5 +1,7 @@
 import { createPrivateKey } from 'node:crypto';
-import { importJWK, importPKCS8, type CryptoKey, type JWK } from 'jose';
+
+import { type CryptoKey, importJWK, importPKCS8, type JWK } from 'jose';
+
 import { AuthError } from '../errors.js';
 import type { Secret } from '../secret.js';
 

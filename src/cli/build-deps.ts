@@ -31,7 +31,9 @@ export interface DepsHooks {
 /** For the commands that stage secrets (once, rotate, daemon): say once that staging will be plain. */
 export function warnIfJournalUnsealed(settings: Settings, logger: Logger): void {
   if (!settings.stateKey) {
-    logger.warn('ROTATOR_STATE_KEY is not set: a new secret is kept in plaintext (file mode 0600) in the journal from regenerate until every sink has it');
+    logger.warn(
+      'ROTATOR_STATE_KEY is not set: a new secret is kept in plaintext (file mode 0600) in the journal from regenerate until every sink has it',
+    );
   }
 }
 
@@ -41,7 +43,15 @@ export function buildRotationDeps(settings: Settings, logger: Logger, clock: Clo
   if (settings.auth.kind === 'static' && settings.auth.accessToken.reveal().startsWith('xapt-') && !settings.orgId) {
     logger.warn('ROTATOR_ACCESS_TOKEN is a personal access token; the service also needs ROTATOR_ORG_ID with it');
   }
-  const api = createTokenServiceClient({ apiUrl: settings.apiUrl, auth, orgId: settings.orgId, timeoutMs: settings.httpTimeoutMs, clock, logger, onResponse: hooks.onResponse });
+  const api = createTokenServiceClient({
+    apiUrl: settings.apiUrl,
+    auth,
+    orgId: settings.orgId,
+    timeoutMs: settings.httpTimeoutMs,
+    clock,
+    logger,
+    onResponse: hooks.onResponse,
+  });
   const failpoint = failpointFrom(env);
   return {
     api,

@@ -1,10 +1,11 @@
 import { resolve } from 'node:path';
+
 import { importClientPrivateKey } from '../auth/private-key.js';
-import { readEnvironment, readSettings, type Env, type Settings } from '../config/env.js';
+import { type Env, readEnvironment, readSettings, type Settings } from '../config/env.js';
 import { loadPolicy } from '../config/load-policy.js';
 import type { Policy } from '../config/types.js';
 import { AuthError, ConfigError, type ConfigIssue } from '../errors.js';
-import { resolveTargets, type NotificationTarget } from '../notify/notifier.js';
+import { type NotificationTarget, resolveTargets } from '../notify/notifier.js';
 
 export const DEFAULT_POLICY_PATH = 'config/rotation.yaml';
 

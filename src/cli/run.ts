@@ -1,11 +1,13 @@
 import { readFileSync } from 'node:fs';
+
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+
 import { ConfigError, RotatorError } from '../errors.js';
 import { scrubSecrets } from '../secret.js';
 import { onceCommand } from './commands/once.js';
 import { planCommand } from './commands/plan.js';
 import { validateCommand } from './commands/validate.js';
-import { EXIT, type CliIo } from './io.js';
+import { type CliIo, EXIT } from './io.js';
 import { DEFAULT_POLICY_PATH, type GlobalOptions } from './load-runtime.js';
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -119,7 +121,8 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       io.stderr.write(`token-rotator: ${scrubSecrets(error.message)}\n`);
       return EXIT.usage;
     }
-    const message = error instanceof RotatorError ? `${error.code}: ${error.message}` : `unexpected error: ${(error as Error)?.stack ?? error}`;
+    const message =
+      error instanceof RotatorError ? `${error.code}: ${error.message}` : `unexpected error: ${(error as Error)?.stack ?? error}`;
     io.stderr.write(`token-rotator: ${scrubSecrets(message)}\n`);
     return EXIT.failed;
   }

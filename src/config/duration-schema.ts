@@ -1,4 +1,5 @@
 import { z } from 'zod';
+
 import { DURATION_HELP, parseDuration } from './duration.js';
 
 /** A duration string in a YAML document, turned into milliseconds, with the problem named when it is not one. */

@@ -1,11 +1,13 @@
+import type { KeyObject } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
+
 import { parse as parseDotenv } from 'dotenv';
+
 import { ConfigError, type ConfigIssue } from '../errors.js';
 import { Secret } from '../secret.js';
-import { parseDuration } from './duration.js';
 import { parseStateKey } from '../state/secret-box.js';
-import type { KeyObject } from 'node:crypto';
+import { parseDuration } from './duration.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -95,7 +97,8 @@ export function readVariable(env: Env, name: string, cwd: string): { value: stri
   const pathVar = `${name}_FILE`;
   const path = env[pathVar];
   if (path === undefined || path === '') return { value: env[name] };
-  if (env[name] !== undefined && env[name] !== '') return { issue: { path: `env.${pathVar}`, message: `both ${name} and ${pathVar} are set; set one` } };
+  if (env[name] !== undefined && env[name] !== '')
+    return { issue: { path: `env.${pathVar}`, message: `both ${name} and ${pathVar} are set; set one` } };
   try {
     // Secret files written by editors and `kubectl create secret --from-file` often end in a newline.
     return { value: readFileSync(resolve(cwd, path), 'utf8').replace(/\r?\n$/, '') };
@@ -125,7 +128,10 @@ function readUrl(env: Env, name: string, issues: ConfigIssue[], required: boolea
     return undefined;
   }
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
-    issues.push({ path: `env.${name}`, message: `plain http:// is only allowed for loopback hosts (127.0.0.1, ::1, localhost); use https://` });
+    issues.push({
+      path: `env.${name}`,
+      message: `plain http:// is only allowed for loopback hosts (127.0.0.1, ::1, localhost); use https://`,
+    });
     return undefined;
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
@@ -153,7 +159,10 @@ function readAuth(env: Env, issues: ConfigIssue[]): AuthSettings | undefined {
   const oauthVars = VARIABLES.filter((v) => v.startsWith('ROTATOR_OAUTH_') && present(env, v));
   if (present(env, 'ROTATOR_ACCESS_TOKEN')) {
     if (oauthVars.length > 0) {
-      issues.push({ path: 'env.ROTATOR_ACCESS_TOKEN', message: `set either a static access token or OAuth (${oauthVars.join(', ')}), not both` });
+      issues.push({
+        path: 'env.ROTATOR_ACCESS_TOKEN',
+        message: `set either a static access token or OAuth (${oauthVars.join(', ')}), not both`,
+      });
       return undefined;
     }
     return { kind: 'static', accessToken: new Secret(env.ROTATOR_ACCESS_TOKEN!) };
@@ -162,11 +171,18 @@ function readAuth(env: Env, issues: ConfigIssue[]): AuthSettings | undefined {
   const issuer = readUrl(env, 'ROTATOR_OAUTH_ISSUER', issues, false);
   const tokenUrl = readUrl(env, 'ROTATOR_OAUTH_TOKEN_URL', issues, false);
   if (!present(env, 'ROTATOR_OAUTH_ISSUER') && !present(env, 'ROTATOR_OAUTH_TOKEN_URL')) {
-    issues.push({ path: 'env', message: 'no credentials: set ROTATOR_OAUTH_ISSUER or ROTATOR_OAUTH_TOKEN_URL with ROTATOR_OAUTH_CLIENT_ID and ROTATOR_OAUTH_CLIENT_SECRET, or ROTATOR_ACCESS_TOKEN' });
+    issues.push({
+      path: 'env',
+      message:
+        'no credentials: set ROTATOR_OAUTH_ISSUER or ROTATOR_OAUTH_TOKEN_URL with ROTATOR_OAUTH_CLIENT_ID and ROTATOR_OAUTH_CLIENT_SECRET, or ROTATOR_ACCESS_TOKEN',
+    });
     return undefined;
   }
   if (present(env, 'ROTATOR_OAUTH_ISSUER') && present(env, 'ROTATOR_OAUTH_TOKEN_URL')) {
-    issues.push({ path: 'env.ROTATOR_OAUTH_TOKEN_URL', message: 'set either ROTATOR_OAUTH_ISSUER (discovery) or ROTATOR_OAUTH_TOKEN_URL, not both' });
+    issues.push({
+      path: 'env.ROTATOR_OAUTH_TOKEN_URL',
+      message: 'set either ROTATOR_OAUTH_ISSUER (discovery) or ROTATOR_OAUTH_TOKEN_URL, not both',
+    });
   }
   const clientId = env.ROTATOR_OAUTH_CLIENT_ID;
   if (!clientId) issues.push({ path: 'env.ROTATOR_OAUTH_CLIENT_ID', message: 'required with OAuth' });
@@ -174,7 +190,8 @@ function readAuth(env: Env, issues: ConfigIssue[]): AuthSettings | undefined {
   const clientSecret = present(env, 'ROTATOR_OAUTH_CLIENT_SECRET') ? new Secret(env.ROTATOR_OAUTH_CLIENT_SECRET!) : undefined;
   const privateKey = present(env, 'ROTATOR_OAUTH_PRIVATE_KEY') ? new Secret(env.ROTATOR_OAUTH_PRIVATE_KEY!) : undefined;
   if (method === 'private_key_jwt') {
-    if (!privateKey) issues.push({ path: 'env.ROTATOR_OAUTH_PRIVATE_KEY_FILE', message: 'required with ROTATOR_OAUTH_AUTH_METHOD=private_key_jwt' });
+    if (!privateKey)
+      issues.push({ path: 'env.ROTATOR_OAUTH_PRIVATE_KEY_FILE', message: 'required with ROTATOR_OAUTH_AUTH_METHOD=private_key_jwt' });
   } else if (!clientSecret) {
     issues.push({ path: 'env.ROTATOR_OAUTH_CLIENT_SECRET', message: `required with ${method} (or set ROTATOR_OAUTH_CLIENT_SECRET_FILE)` });
   }
@@ -212,7 +229,8 @@ export function readSettings(env: Env, cwd: string): Settings {
   let httpTimeoutMs = 30_000;
   if (present(env, 'ROTATOR_HTTP_TIMEOUT')) {
     const parsed = parseDuration(env.ROTATOR_HTTP_TIMEOUT!);
-    if (!parsed.ok || parsed.ms < 1000) issues.push({ path: 'env.ROTATOR_HTTP_TIMEOUT', message: 'must be a duration of at least 1s, such as 30s' });
+    if (!parsed.ok || parsed.ms < 1000)
+      issues.push({ path: 'env.ROTATOR_HTTP_TIMEOUT', message: 'must be a duration of at least 1s, such as 30s' });
     else httpTimeoutMs = parsed.ms;
   }
   const concurrency = positiveInteger(env, 'ROTATOR_CONCURRENCY', 4, 64, issues);

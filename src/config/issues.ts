@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+
 import type { ConfigIssue } from '../errors.js';
 
 /** `['tokens', 1, 'sinks', 0, 'path']` -> `tokens[1].sinks[0].path` */

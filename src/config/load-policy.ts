@@ -1,8 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
+
 import { parseDocument } from 'yaml';
+
 import { ConfigError, type ConfigIssue } from '../errors.js';
-import { isSinkType, sinkFactories, type SinkConfig } from '../sinks/registry.js';
+import { isSinkType, type SinkConfig, sinkFactories } from '../sinks/registry.js';
 import { formatDuration } from './duration.js';
 import { fromZodIssues } from './issues.js';
 import { policySchema, type RawSettings } from './policy-schema.js';
@@ -60,10 +62,12 @@ export function parsePolicy(text: string, file: string): Policy {
   const tokens: TokenPolicy[] = parsed.data.tokens.map((token, index) => {
     const at = `tokens[${index}]`;
     const firstWithName = seenNames.get(token.name);
-    if (firstWithName !== undefined) issues.push({ path: `${at}.name`, message: `'${token.name}' is already used by tokens[${firstWithName}]; names must be unique` });
+    if (firstWithName !== undefined)
+      issues.push({ path: `${at}.name`, message: `'${token.name}' is already used by tokens[${firstWithName}]; names must be unique` });
     else seenNames.set(token.name, index);
     const firstWithId = seenIds.get(token.id);
-    if (firstWithId !== undefined) issues.push({ path: `${at}.id`, message: `the same token as tokens[${firstWithId}]; one token, one name` });
+    if (firstWithId !== undefined)
+      issues.push({ path: `${at}.id`, message: `the same token as tokens[${firstWithId}]; one token, one name` });
     else seenIds.set(token.id, index);
 
     const settings = mergeSettings(defaults, token);

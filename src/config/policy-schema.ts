@@ -1,14 +1,16 @@
 import cron from 'node-cron';
 import { z } from 'zod';
-import { DURATION_HELP, parseDuration } from './duration.js';
+
 import { notificationSchema } from '../notify/notification-config.js';
+import { DURATION_HELP, parseDuration } from './duration.js';
 import { durationSchema } from './duration-schema.js';
 import { strictObject } from './strict-object.js';
 
 const duration = durationSchema;
 
-const renewBefore = z.string({ error: `must be ${DURATION_HELP}, or a share of the lifetime such as "33%"` }).transform(
-  (text, ctx): { kind: 'duration'; ms: number } | { kind: 'share'; percent: number } => {
+const renewBefore = z
+  .string({ error: `must be ${DURATION_HELP}, or a share of the lifetime such as "33%"` })
+  .transform((text, ctx): { kind: 'duration'; ms: number } | { kind: 'share'; percent: number } => {
     const share = /^(\d+(?:\.\d+)?)\s*%$/.exec(text.trim());
     if (share) {
       const percent = Number(share[1]);
@@ -24,8 +26,7 @@ const renewBefore = z.string({ error: `must be ${DURATION_HELP}, or a share of t
       return z.NEVER;
     }
     return { kind: 'duration', ms: parsed.ms };
-  },
-);
+  });
 
 const lifetime = z.union([z.literal('never'), duration], {
   error: `must be ${DURATION_HELP}, or "never"`,
@@ -37,11 +38,18 @@ const maxAge = duration.nullable();
 const schedule = z.string().superRefine((expression, ctx) => {
   const fields = expression.trim().split(/\s+/).length;
   if (fields !== 5 && fields !== 6) {
-    ctx.addIssue({ code: 'custom', message: `'${expression}' has ${fields} fields; a cron schedule has 5 (minute hour day month weekday) or 6 (seconds first)` });
+    ctx.addIssue({
+      code: 'custom',
+      message: `'${expression}' has ${fields} fields; a cron schedule has 5 (minute hour day month weekday) or 6 (seconds first)`,
+    });
     return;
   }
   const result = cron.validateDetailed(expression);
-  if (!result.valid) ctx.addIssue({ code: 'custom', message: `'${expression}' is not a cron schedule: ${result.errors.map((e) => `${e.field} ${e.message}`).join('; ')}` });
+  if (!result.valid)
+    ctx.addIssue({
+      code: 'custom',
+      message: `'${expression}' is not a cron schedule: ${result.errors.map((e) => `${e.field} ${e.message}`).join('; ')}`,
+    });
 });
 
 const timezone = z.string().superRefine((zone, ctx) => {

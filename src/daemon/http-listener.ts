@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+
 import type { Registry } from 'prom-client';
 
 export interface ListenerState {
@@ -8,7 +9,12 @@ export interface ListenerState {
 }
 
 /** `/healthz` (alive), `/readyz` (ready to do its job), `/metrics` (Prometheus). Nothing else. */
-export async function startListener(options: { host: string; port: number; registry: Registry; state: ListenerState }): Promise<{ server: Server; url: string }> {
+export async function startListener(options: {
+  host: string;
+  port: number;
+  registry: Registry;
+  state: ListenerState;
+}): Promise<{ server: Server; url: string }> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET') {

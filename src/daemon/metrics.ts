@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+
 import type { ApiOperation } from '../errors.js';
 import type { TokenOutcome } from '../rotation/outcome.js';
 
@@ -9,14 +10,54 @@ export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const registers = [registry];
-  const expiry = new Gauge({ name: 'token_rotator_token_expiry_timestamp_seconds', help: 'When the current token of a name expires (absent: never).', labelNames: ['token'], registers });
-  const nextCheck = new Gauge({ name: 'token_rotator_next_check_timestamp_seconds', help: 'When the next scheduled check of a name runs.', labelNames: ['token'], registers });
-  const rotations = new Counter({ name: 'token_rotator_rotations_total', help: 'Rotations attempted, by result (success, failure).', labelNames: ['token', 'result'], registers });
-  const lastSuccess = new Gauge({ name: 'token_rotator_last_success_timestamp_seconds', help: 'When a check or rotation of a name last succeeded.', labelNames: ['token'], registers });
-  const sinkWrites = new Counter({ name: 'token_rotator_sink_writes_total', help: 'Sink writes, by result (created, updated, unchanged, failed).', labelNames: ['token', 'sink', 'result'], registers });
-  const orphans = new Counter({ name: 'token_rotator_orphaned_tokens_total', help: 'Tokens the service created whose secret was lost (reported each).', labelNames: ['token'], registers });
-  const pending = new Gauge({ name: 'token_rotator_pending_deliveries', help: 'Sinks still waiting for a staged secret.', labelNames: ['token'], registers });
-  const apiRequests = new Counter({ name: 'token_rotator_api_requests_total', help: 'Requests to the token service, by operation and status (error: no answer).', labelNames: ['op', 'status'], registers });
+  const expiry = new Gauge({
+    name: 'token_rotator_token_expiry_timestamp_seconds',
+    help: 'When the current token of a name expires (absent: never).',
+    labelNames: ['token'],
+    registers,
+  });
+  const nextCheck = new Gauge({
+    name: 'token_rotator_next_check_timestamp_seconds',
+    help: 'When the next scheduled check of a name runs.',
+    labelNames: ['token'],
+    registers,
+  });
+  const rotations = new Counter({
+    name: 'token_rotator_rotations_total',
+    help: 'Rotations attempted, by result (success, failure).',
+    labelNames: ['token', 'result'],
+    registers,
+  });
+  const lastSuccess = new Gauge({
+    name: 'token_rotator_last_success_timestamp_seconds',
+    help: 'When a check or rotation of a name last succeeded.',
+    labelNames: ['token'],
+    registers,
+  });
+  const sinkWrites = new Counter({
+    name: 'token_rotator_sink_writes_total',
+    help: 'Sink writes, by result (created, updated, unchanged, failed).',
+    labelNames: ['token', 'sink', 'result'],
+    registers,
+  });
+  const orphans = new Counter({
+    name: 'token_rotator_orphaned_tokens_total',
+    help: 'Tokens the service created whose secret was lost (reported each).',
+    labelNames: ['token'],
+    registers,
+  });
+  const pending = new Gauge({
+    name: 'token_rotator_pending_deliveries',
+    help: 'Sinks still waiting for a staged secret.',
+    labelNames: ['token'],
+    registers,
+  });
+  const apiRequests = new Counter({
+    name: 'token_rotator_api_requests_total',
+    help: 'Requests to the token service, by operation and status (error: no answer).',
+    labelNames: ['op', 'status'],
+    registers,
+  });
 
   return {
     registry,

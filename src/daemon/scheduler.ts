@@ -1,4 +1,5 @@
 import cron, { type ScheduledTask } from 'node-cron';
+
 import type { TokenPolicy } from '../config/types.js';
 import type { Logger } from '../log/logger.js';
 

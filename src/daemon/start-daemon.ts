@@ -1,5 +1,6 @@
 import cron from 'node-cron';
 import pLimit from 'p-limit';
+
 import { buildRotationDeps } from '../cli/build-deps.js';
 import type { Clock } from '../clock.js';
 import type { Env, Settings } from '../config/env.js';
@@ -73,8 +74,12 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     state: {
       ready: () => {
         if (!lastAnswer) return { ready: false, reason: 'no check has reached the token service yet' };
-        if (lastAnswer.status === 'error') return { ready: false, reason: `the last request to the token service got no answer (${lastAnswer.at.toISOString()})` };
-        return { ready: true, reason: `policy loaded (${policy.tokens.length} tokens); the token service answered at ${lastAnswer.at.toISOString()}` };
+        if (lastAnswer.status === 'error')
+          return { ready: false, reason: `the last request to the token service got no answer (${lastAnswer.at.toISOString()})` };
+        return {
+          ready: true,
+          reason: `policy loaded (${policy.tokens.length} tokens); the token service answered at ${lastAnswer.at.toISOString()}`,
+        };
       },
     },
   });

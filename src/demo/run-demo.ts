@@ -3,7 +3,9 @@ import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import { stringify } from 'yaml';
+
 import { formatOutcomes } from '../cli/format-outcomes.js';
 import { startEmulator } from '../emulator/start-emulator.js';
 import type { TokenOutcome } from '../rotation/outcome.js';
@@ -13,8 +15,11 @@ const keep = process.argv.includes('--keep');
 
 function runCli(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    execFile(process.execPath, [CLI, ...args], { cwd, env: { PATH: process.env.PATH ?? '', ROTATOR_LOG_LEVEL: 'warn' } }, (error, stdout, stderr) =>
-      done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { cwd, env: { PATH: process.env.PATH ?? '', ROTATOR_LOG_LEVEL: 'warn' } },
+      (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
   });
 }
@@ -43,13 +48,24 @@ async function main(): Promise<void> {
       tokens: [
         { name: 'ingest-prod', id: 'ingest-001', sinks: [{ type: 'file', path: 'secrets/ingest-prod.token' }] },
         { name: 'query-dashboard', id: 'dash-001', sinks: [{ type: 'file', path: 'secrets/query-dashboard.env', format: 'env' }] },
-        { name: 'audit-reader', id: 'audit-001', renewBefore: '80%', sinks: [{ type: 'file', path: 'secrets/audit-reader.json', format: 'json' }] },
+        {
+          name: 'audit-reader',
+          id: 'audit-001',
+          renewBefore: '80%',
+          sinks: [{ type: 'file', path: 'secrets/audit-reader.json', format: 'json' }],
+        },
         { name: 'legacy-export', id: 'legacy-001', lifetime: 'never', sinks: [{ type: 'file', path: 'secrets/legacy-export.token' }] },
       ],
     };
     await writeFile(join(dir, 'rotation.yaml'), stringify(policy));
     const env = { ...emulator.rotatorEnv(), ROTATOR_STATE_DIR: join(dir, 'state') };
-    await writeFile(join(dir, 'rotator.env'), Object.entries(env).map(([k, v]) => `${k}=${v}`).join('\n') + '\n', { mode: 0o600 });
+    await writeFile(
+      join(dir, 'rotator.env'),
+      Object.entries(env)
+        .map(([k, v]) => `${k}=${v}`)
+        .join('\n') + '\n',
+      { mode: 0o600 },
+    );
     const args = ['--config', 'rotation.yaml', '--env-file', 'rotator.env'];
 
     process.stdout.write(`token-rotator demo in ${dir}\nemulator: ${emulator.apiUrl} (OAuth issuer ${emulator.issuer})\n\n`);
@@ -63,7 +79,9 @@ async function main(): Promise<void> {
     const files = (await readdir(join(dir, 'secrets'))).sort();
     for (const file of files) {
       const info = await stat(join(dir, 'secrets', file));
-      process.stdout.write(`  ${relative(dir, join(dir, 'secrets', file))}  mode ${(info.mode & 0o777).toString(8).padStart(4, '0')}  ${info.size} bytes\n`);
+      process.stdout.write(
+        `  ${relative(dir, join(dir, 'secrets', file))}  mode ${(info.mode & 0o777).toString(8).padStart(4, '0')}  ${info.size} bytes\n`,
+      );
     }
 
     process.stdout.write('\n$ token-rotator once   # again: nothing is due any more\n');

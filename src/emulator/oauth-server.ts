@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 // oidc-provider ships no types; this is the one place it is used.
 // @ts-expect-error no declaration file

@@ -1,6 +1,8 @@
 import { readFile } from 'node:fs/promises';
+
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+
 import { durationSchema } from '../config/duration-schema.js';
 import { fromZodIssues } from '../config/issues.js';
 import { ConfigError } from '../errors.js';

@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+
 import type { JWK } from 'jose';
-import { systemClock, type Clock } from '../clock.js';
+
+import { type Clock, systemClock } from '../clock.js';
 import { FaultPlan, type FaultRule } from './faults.js';
 import { ALL_PERMISSIONS, createOAuthServer, type EmulatedClient } from './oauth-server.js';
 import { RateLimiter } from './rate-limiter.js';
@@ -75,7 +77,14 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         jwks: c.jwks as { keys: JWK[] } | undefined,
         permissions: c.permissions ?? ALL_PERMISSIONS,
       }))
-    : [{ clientId: DEFAULT_CLIENT_ID, clientSecret: randomBytes(24).toString('base64url'), authMethod: 'client_secret_basic', permissions: ALL_PERMISSIONS }];
+    : [
+        {
+          clientId: DEFAULT_CLIENT_ID,
+          clientSecret: randomBytes(24).toString('base64url'),
+          authMethod: 'client_secret_basic',
+          permissions: ALL_PERMISSIONS,
+        },
+      ];
 
   let route: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => {
     res.writeHead(503).end();
@@ -108,11 +117,12 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
 
   route = (req, res) => {
     const path = new URL(req.url ?? '/', origin).pathname;
-    const handled = path === '/oauth' || path.startsWith('/oauth/')
-      ? Promise.resolve(oauth.handle(req, res))
-      : path.startsWith('/_emulator/')
-        ? control(req, res, path)
-        : api(req, res, path);
+    const handled =
+      path === '/oauth' || path.startsWith('/oauth/')
+        ? Promise.resolve(oauth.handle(req, res))
+        : path.startsWith('/_emulator/')
+          ? control(req, res, path)
+          : api(req, res, path);
     handled.catch(() => {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' }).end('{"message":"emulator error"}');
     });
@@ -148,7 +158,11 @@ function createControlApi(deps: { store: TokenStore; faults: FaultPlan; requests
   };
   return async (req: IncomingMessage, res: ServerResponse, path: string): Promise<void> => {
     if (req.method === 'GET' && path === '/_emulator/tokens') {
-      return json(res, 200, deps.store.all().map((t) => ({ ...TokenStore.describe(t), alive: deps.store.isAlive(t), replacedBy: t.replacedBy ?? null })));
+      return json(
+        res,
+        200,
+        deps.store.all().map((t) => ({ ...TokenStore.describe(t), alive: deps.store.isAlive(t), replacedBy: t.replacedBy ?? null })),
+      );
     }
     if (req.method === 'GET' && path === '/_emulator/requests') return json(res, 200, deps.requests);
     if (req.method === 'DELETE' && path === '/_emulator/faults') {

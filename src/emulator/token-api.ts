@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+
 import { createRemoteJWKSet, jwtVerify } from 'jose';
+
 import type { Clock } from '../clock.js';
 import type { FaultAction, FaultPlan } from './faults.js';
 import { ALL_PERMISSIONS, PERMISSIONS_CLAIM } from './oauth-server.js';
 import type { RateLimiter } from './rate-limiter.js';
-import { TokenStore, type EmulatedToken } from './token-store.js';
+import { type EmulatedToken, TokenStore } from './token-store.js';
 
 /** One API request as the emulator saw it: what tests assert on. Never a secret. */
 export interface RecordedRequest {
@@ -90,7 +92,12 @@ export function createTokenApi(options: TokenApiOptions) {
       return { caller: `pat:${personal.orgId}`, permissions: ALL_PERMISSIONS };
     }
     try {
-      const { payload } = await jwtVerify(bearer, jwks, { issuer: options.issuer, audience: options.resource, typ: 'at+jwt', currentDate: clock.now() });
+      const { payload } = await jwtVerify(bearer, jwks, {
+        issuer: options.issuer,
+        audience: options.resource,
+        typ: 'at+jwt',
+        currentDate: clock.now(),
+      });
       const permissions = (payload[PERMISSIONS_CLAIM] as string[] | undefined) ?? [];
       return { caller: `client:${String(payload.client_id ?? payload.sub)}`, permissions };
     } catch {
@@ -100,7 +107,12 @@ export function createTokenApi(options: TokenApiOptions) {
   }
 
   /** Applies a fault; answers whether the request was fully handled by it. */
-  async function applyFault(fault: FaultAction, res: ServerResponse, commit: () => EmulatedToken | undefined, record: (status: number | 'dropped', committed: boolean) => void): Promise<boolean> {
+  async function applyFault(
+    fault: FaultAction,
+    res: ServerResponse,
+    commit: () => EmulatedToken | undefined,
+    record: (status: number | 'dropped', committed: boolean) => void,
+  ): Promise<boolean> {
     switch (fault.kind) {
       case 'status': {
         const committed = fault.commit ? commit() !== undefined : false;

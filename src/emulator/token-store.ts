@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+
 import type { Clock } from '../clock.js';
 
 export interface EmulatedToken {
@@ -14,8 +15,21 @@ export interface EmulatedToken {
 }
 
 const ORG_CAPABILITY_KEYS = [
-  'annotations', 'apiTokens', 'auditLog', 'billing', 'dashboards', 'datasets', 'endpoints', 'flows',
-  'integrations', 'monitors', 'notifiers', 'rbac', 'sharedAccessKeys', 'users', 'views',
+  'annotations',
+  'apiTokens',
+  'auditLog',
+  'billing',
+  'dashboards',
+  'datasets',
+  'endpoints',
+  'flows',
+  'integrations',
+  'monitors',
+  'notifiers',
+  'rbac',
+  'sharedAccessKeys',
+  'users',
+  'views',
 ];
 
 export function newSecret(): string {

@@ -1,4 +1,5 @@
-import { pino, type DestinationStream, type Logger as PinoLogger } from 'pino';
+import { type DestinationStream, type Logger as PinoLogger, pino } from 'pino';
+
 import { scrubSecrets } from '../secret.js';
 
 export type Logger = PinoLogger;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+
 import { strictObject } from '../config/strict-object.js';
 
 export const NOTIFICATION_EVENTS = ['failure', 'orphan', 'success'] as const;
@@ -10,7 +11,9 @@ export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];
  */
 export const notificationSchema = strictObject({
   type: z.enum(['webhook', 'slack']),
-  urlFrom: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must be the name of an environment variable holding the URL, such as ROTATOR_SLACK_WEBHOOK'),
+  urlFrom: z
+    .string()
+    .regex(/^[A-Z_][A-Z0-9_]*$/, 'must be the name of an environment variable holding the URL, such as ROTATOR_SLACK_WEBHOOK'),
   events: z.array(z.enum(NOTIFICATION_EVENTS)).min(1).default(['failure', 'orphan']),
 });
 

@@ -1,11 +1,13 @@
 import { hostname } from 'node:os';
+
 import got from 'got';
+
 import type { Env } from '../config/env.js';
 import { isLoopbackHost, readVariable } from '../config/env.js';
 import type { ConfigIssue } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { TokenOutcome } from '../rotation/outcome.js';
-import { Secret, scrubSecrets } from '../secret.js';
+import { scrubSecrets, Secret } from '../secret.js';
 import type { NotificationConfig, NotificationEvent } from './notification-config.js';
 
 export interface NotificationTarget {
@@ -27,14 +29,26 @@ export interface Notice {
 
 /** The notices an outcome gives: a failure or success, and one per orphan. Nothing secret is in an outcome. */
 export function noticesFor(outcome: TokenOutcome, at: Date): Notice[] {
-  const base = { token: outcome.name, at: at.toISOString(), host: hostname(), oldId: outcome.oldId, reason: outcome.reason, ...(outcome.newId ? { newId: outcome.newId } : {}) };
+  const base = {
+    token: outcome.name,
+    at: at.toISOString(),
+    host: hostname(),
+    oldId: outcome.oldId,
+    reason: outcome.reason,
+    ...(outcome.newId ? { newId: outcome.newId } : {}),
+  };
   const notices: Notice[] = outcome.orphans.map((o) => ({
     ...base,
     event: 'orphan' as const,
     summary: `ORPHANED TOKEN: '${o.name}' was regenerated from ${o.oldId} at about ${o.regeneratedAt} and its secret was lost; delete the orphan in the service's console`,
   }));
   if (outcome.action === 'failed') {
-    notices.push({ ...base, event: 'failure', summary: `token-rotator could not rotate '${outcome.name}': ${outcome.reason}`, ...(outcome.error ? { error: outcome.error } : {}) });
+    notices.push({
+      ...base,
+      event: 'failure',
+      summary: `token-rotator could not rotate '${outcome.name}': ${outcome.reason}`,
+      ...(outcome.error ? { error: outcome.error } : {}),
+    });
   } else if (outcome.action === 'rotated') {
     notices.push({ ...base, event: 'success', summary: `token-rotator rotated '${outcome.name}': ${outcome.oldId} -> ${outcome.newId}` });
   }
@@ -47,7 +61,11 @@ function body(type: NotificationConfig['type'], notice: Notice): unknown {
 }
 
 /** Resolves each target's URL from the environment; problems are configuration errors. */
-export function resolveTargets(configs: readonly NotificationConfig[], env: Env, cwd: string): { targets: NotificationTarget[]; issues: ConfigIssue[] } {
+export function resolveTargets(
+  configs: readonly NotificationConfig[],
+  env: Env,
+  cwd: string,
+): { targets: NotificationTarget[]; issues: ConfigIssue[] } {
   const targets: NotificationTarget[] = [];
   const issues: ConfigIssue[] = [];
   configs.forEach((config, index) => {
@@ -82,7 +100,11 @@ export function resolveTargets(configs: readonly NotificationConfig[], env: Env,
  * Posts notices to webhooks, retried on network errors and 5xx, never failing a rotation: a
  * notification that cannot be delivered is logged (without its URL) and dropped.
  */
-export function createNotifier(targets: readonly NotificationTarget[], logger: Logger, options: { timeoutMs?: number; retries?: number } = {}) {
+export function createNotifier(
+  targets: readonly NotificationTarget[],
+  logger: Logger,
+  options: { timeoutMs?: number; retries?: number } = {},
+) {
   const http = got.extend({
     timeout: { request: options.timeoutMs ?? 5000 },
     retry: { limit: options.retries ?? 3, methods: ['POST'], statusCodes: [408, 429, 500, 502, 503, 504], backoffLimit: 4000 },
@@ -99,7 +121,10 @@ export function createNotifier(targets: readonly NotificationTarget[], logger: L
               await http.post(target.url.reveal(), { json: body(target.config.type, notice) });
             } catch (error) {
               // got's error names the URL: only its code is kept.
-              logger.warn({ tokenName: notice.token, event: notice.event, target: target.config.urlFrom, code: (error as { code?: string }).code }, 'notification not delivered');
+              logger.warn(
+                { tokenName: notice.token, event: notice.event, target: target.config.urlFrom, code: (error as { code?: string }).code },
+                'notification not delivered',
+              );
             }
           }),
       ),

@@ -41,9 +41,7 @@ const ago = (ms: number) => `${formatDuration(ms)} ago`;
 export function renewWindowMs({ token, history, settings }: Omit<Input, 'now'>): number | null {
   if (settings.renewBefore.kind === 'duration') return settings.renewBefore.ms;
   const knownLifetime =
-    token.expiresAt && history.lastRotatedAt
-      ? token.expiresAt.getTime() - history.lastRotatedAt.getTime()
-      : settings.lifetimeMs;
+    token.expiresAt && history.lastRotatedAt ? token.expiresAt.getTime() - history.lastRotatedAt.getTime() : settings.lifetimeMs;
   return knownLifetime === null ? null : (knownLifetime * settings.renewBefore.percent) / 100;
 }
 

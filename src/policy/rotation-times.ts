@@ -36,7 +36,8 @@ export function rotationTimes(input: {
  */
 export function regenerateWasApplied(input: { before: Date | null; sent: Date; now: Date | null | undefined }): boolean {
   if (input.now === undefined) return true;
-  const near = (a: Date | null, b: Date | null) => (a === null || b === null ? a === b : Math.abs(a.getTime() - b.getTime()) < DETECTABLE_MS);
+  const near = (a: Date | null, b: Date | null) =>
+    a === null || b === null ? a === b : Math.abs(a.getTime() - b.getTime()) < DETECTABLE_MS;
   if (near(input.now, input.sent)) return true;
   return !near(input.now, input.before);
 }

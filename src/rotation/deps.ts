@@ -1,4 +1,5 @@
 import type { KeyObject } from 'node:crypto';
+
 import type { TokenServiceClient } from '../api/token-service-client.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log/logger.js';

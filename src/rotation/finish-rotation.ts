@@ -18,10 +18,14 @@ function unseal(ctx: RotationContext, entry: JournalEntry): Secret {
   const staged = entry.staged!;
   const secret = openSecret(staged.secret, ctx.deps.stateKey, sealContext(entry.name, staged.newId));
   if (secret === 'no-key') {
-    throw new StateError(`journal entry ${ctx.deps.journal.describe(entry.name)} holds a sealed secret; set ROTATOR_STATE_KEY to the key it was sealed with to deliver it`);
+    throw new StateError(
+      `journal entry ${ctx.deps.journal.describe(entry.name)} holds a sealed secret; set ROTATOR_STATE_KEY to the key it was sealed with to deliver it`,
+    );
   }
   if (secret === 'wrong-key') {
-    throw new StateError(`journal entry ${ctx.deps.journal.describe(entry.name)} cannot be opened with this ROTATOR_STATE_KEY; set the key it was sealed with to deliver it`);
+    throw new StateError(
+      `journal entry ${ctx.deps.journal.describe(entry.name)} cannot be opened with this ROTATOR_STATE_KEY; set the key it was sealed with to deliver it`,
+    );
   }
   return secret;
 }
@@ -31,7 +35,12 @@ function unseal(ctx: RotationContext, entry: JournalEntry): Secret {
  * new id current and erase the entry. Running it again after a crash at any point is safe: sink
  * writes are idempotent and the commit recognises itself.
  */
-export async function finishRotation(ctx: RotationContext, entry: JournalEntry, record: StateRecord, secret?: Secret): Promise<FinishResult> {
+export async function finishRotation(
+  ctx: RotationContext,
+  entry: JournalEntry,
+  record: StateRecord,
+  secret?: Secret,
+): Promise<FinishResult> {
   const { deps, policy, log } = ctx;
   const staged = entry.staged!;
   const value = secret ?? unseal(ctx, entry);
@@ -46,7 +55,11 @@ export async function finishRotation(ctx: RotationContext, entry: JournalEntry, 
         sinks.push({ sink: sink.describe(), result: 'unchanged' });
         continue;
       }
-      const result = await sink.write(value, { name: policy.name, id: staged.newId, expiresAt: staged.newExpiresAt ? new Date(staged.newExpiresAt) : null }, { signal: ctx.signal });
+      const result = await sink.write(
+        value,
+        { name: policy.name, id: staged.newId, expiresAt: staged.newExpiresAt ? new Date(staged.newExpiresAt) : null },
+        { signal: ctx.signal },
+      );
       delivered.add(target);
       await deps.journal.write({ ...entry, delivered: [...delivered] });
       sinks.push({ sink: sink.describe(), result });
@@ -55,7 +68,10 @@ export async function finishRotation(ctx: RotationContext, entry: JournalEntry, 
     } catch (error) {
       const summary = errorSummary(error);
       sinks.push({ sink: sink.describe(), result: 'failed', error: summary.message });
-      log.error({ step: 'delivered', id: staged.newId, sink: sink.describe(), err: error }, 'delivery failed; the secret stays staged for the next run');
+      log.error(
+        { step: 'delivered', id: staged.newId, sink: sink.describe(), err: error },
+        'delivery failed; the secret stays staged for the next run',
+      );
     } finally {
       // Nothing may stop the entry from being kept or committed.
       await sink.close?.().catch((error: unknown) => log.warn({ sink: sink.describe(), err: error }, 'closing the sink failed'));

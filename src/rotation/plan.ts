@@ -1,4 +1,5 @@
 import pLimit from 'p-limit';
+
 import type { Policy } from '../config/types.js';
 import { checkToken } from './check-token.js';
 import type { RotationDeps } from './deps.js';
@@ -14,7 +15,11 @@ export interface PlanEntry {
 }
 
 /** The decisions `once` would take now, with nothing written anywhere. */
-export async function planAll(policy: Policy, deps: Pick<RotationDeps, 'api' | 'state' | 'journal' | 'clock' | 'logger'>, options: { concurrency: number }): Promise<PlanEntry[]> {
+export async function planAll(
+  policy: Policy,
+  deps: Pick<RotationDeps, 'api' | 'state' | 'journal' | 'clock' | 'logger'>,
+  options: { concurrency: number },
+): Promise<PlanEntry[]> {
   const limit = pLimit(options.concurrency);
   return Promise.all(
     policy.tokens.map((policyToken) =>
@@ -22,14 +27,38 @@ export async function planAll(policy: Policy, deps: Pick<RotationDeps, 'api' | '
         try {
           const unfinished = await deps.journal.read(policyToken.name);
           if (unfinished) {
-            const what = unfinished.phase === 'staged' ? `deliver the staged secret of ${unfinished.staged!.newId} without regenerating` : 'reconcile a regenerate whose outcome is unknown';
-            return { name: policyToken.name, id: unfinished.oldId, expiresAt: unfinished.oldExpiresAt, action: 'rotate', reason: `an interrupted rotation will be finished first: ${what}`, dueAt: null };
+            const what =
+              unfinished.phase === 'staged'
+                ? `deliver the staged secret of ${unfinished.staged!.newId} without regenerating`
+                : 'reconcile a regenerate whose outcome is unknown';
+            return {
+              name: policyToken.name,
+              id: unfinished.oldId,
+              expiresAt: unfinished.oldExpiresAt,
+              action: 'rotate',
+              reason: `an interrupted rotation will be finished first: ${what}`,
+              dueAt: null,
+            };
           }
           const { token, decision } = await checkToken(policyToken, deps);
-          return { name: policyToken.name, id: token.id, expiresAt: iso(token.expiresAt), action: decision.action, reason: decision.reason, dueAt: iso(decision.dueAt) };
+          return {
+            name: policyToken.name,
+            id: token.id,
+            expiresAt: iso(token.expiresAt),
+            action: decision.action,
+            reason: decision.reason,
+            dueAt: iso(decision.dueAt),
+          };
         } catch (error) {
           deps.logger.error({ tokenName: policyToken.name, err: error }, 'check failed');
-          return { name: policyToken.name, id: policyToken.id, expiresAt: null, action: 'error', reason: errorSummary(error).message, dueAt: null };
+          return {
+            name: policyToken.name,
+            id: policyToken.id,
+            expiresAt: null,
+            action: 'error',
+            reason: errorSummary(error).message,
+            dueAt: null,
+          };
         }
       }),
     ),

@@ -28,7 +28,12 @@ export async function regenerateJournalled(
   let reason = start.reason;
   for (let send = 1; ; send++) {
     const now = deps.clock.now();
-    const times = rotationTimes({ currentExpiresAt: token.expiresAt, overlapMs: start.overlapMs, lifetimeMs: policy.settings.lifetimeMs, now });
+    const times = rotationTimes({
+      currentExpiresAt: token.expiresAt,
+      overlapMs: start.overlapMs,
+      lifetimeMs: policy.settings.lifetimeMs,
+      now,
+    });
     const intent: JournalEntry = {
       version: JOURNAL_VERSION,
       name: policy.name,
@@ -43,7 +48,13 @@ export async function regenerateJournalled(
     };
     await deps.journal.write(intent);
     log.info(
-      { step: 'regenerate', oldId: token.id, existingTokenExpiresAt: intent.existingTokenExpiresAt, newTokenExpiresAt: intent.newTokenExpiresAt, reason },
+      {
+        step: 'regenerate',
+        oldId: token.id,
+        existingTokenExpiresAt: intent.existingTokenExpiresAt,
+        newTokenExpiresAt: intent.newTokenExpiresAt,
+        reason,
+      },
       'sending regenerate',
     );
     deps.failpoint?.('intent');
@@ -79,7 +90,14 @@ export async function regenerateJournalled(
     };
     await deps.journal.write(staged);
     log.info(
-      { step: 'staged', oldId: token.id, newId: fresh.id, existingTokenExpiresAt: intent.existingTokenExpiresAt, newExpiresAt: staged.staged!.newExpiresAt, reason },
+      {
+        step: 'staged',
+        oldId: token.id,
+        newId: fresh.id,
+        existingTokenExpiresAt: intent.existingTokenExpiresAt,
+        newExpiresAt: staged.staged!.newExpiresAt,
+        reason,
+      },
       'regenerated and staged',
     );
     deps.failpoint?.('staged');

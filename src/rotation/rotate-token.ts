@@ -51,7 +51,14 @@ export async function rotateToken(policy: TokenPolicy, deps: RotationDeps, optio
       ctx.log.error({ err: error }, 'rotation failed');
       const summary = errorSummary(error);
       const { token } = ctx;
-      outcome = { ...base, oldId: token?.id ?? policy.id, expiresAt: token ? iso(token.expiresAt) : null, action: 'failed', reason: summary.message, error: summary };
+      outcome = {
+        ...base,
+        oldId: token?.id ?? policy.id,
+        expiresAt: token ? iso(token.expiresAt) : null,
+        action: 'failed',
+        reason: summary.message,
+        error: summary,
+      };
     }
     await recordAttempt(ctx, outcome).catch((error: unknown) => ctx.log.warn({ err: error }, 'recording the attempt failed'));
     return outcome;
@@ -76,7 +83,11 @@ async function recordAttempt(ctx: RotationContext, outcome: TokenOutcome): Promi
   if (!failed && record.consecutiveFailures === 0) return;
   await deps.state.write(
     failed
-      ? { ...record, consecutiveFailures: record.consecutiveFailures + 1, lastFailure: { at: deps.clock.now().toISOString(), code: outcome.error?.code ?? 'ERR_UNEXPECTED', message: outcome.reason } }
+      ? {
+          ...record,
+          consecutiveFailures: record.consecutiveFailures + 1,
+          lastFailure: { at: deps.clock.now().toISOString(), code: outcome.error?.code ?? 'ERR_UNEXPECTED', message: outcome.reason },
+        }
       : { ...record, consecutiveFailures: 0 },
   );
 }
@@ -95,11 +106,23 @@ async function rotateLocked(ctx: RotationContext, options: RotateOptions): Promi
     if (!options.force || pending.length > 0) return finished;
     lineage = resolveLineage(policy, await deps.state.read(policy.name), deps.clock.now());
   } else if (!entry && options.respectBackoff && !options.force) {
-    const until = backoffUntil({ consecutiveFailures: lineage.record.consecutiveFailures, lastFailureAt: lineage.record.lastFailure ? new Date(lineage.record.lastFailure.at) : null });
+    const until = backoffUntil({
+      consecutiveFailures: lineage.record.consecutiveFailures,
+      lastFailureAt: lineage.record.lastFailure ? new Date(lineage.record.lastFailure.at) : null,
+    });
     if (until && until > deps.clock.now()) {
       const reason = `backing off after ${lineage.record.consecutiveFailures} failed attempt(s) until ${until.toISOString()}`;
       log.info({ step: 'check', reason }, 'backing off');
-      return { name: policy.name, action: 'skipped', check: 'backoff', reason, oldId: lineage.record.currentId, expiresAt: lineage.record.expiresAt, sinks: [], orphans: ctx.orphans };
+      return {
+        name: policy.name,
+        action: 'skipped',
+        check: 'backoff',
+        reason,
+        oldId: lineage.record.currentId,
+        expiresAt: lineage.record.expiresAt,
+        sinks: [],
+        orphans: ctx.orphans,
+      };
     }
   }
   const record = lineage.record;
@@ -127,8 +150,18 @@ async function rotateLocked(ctx: RotationContext, options: RotateOptions): Promi
       : decide({ token, history: historyOf(record), settings: policy.settings, now: deps.clock.now() });
   log.info({ step: 'check', id: token.id, expiresAt: iso(token.expiresAt), action: decision.action, reason: decision.reason }, 'checked');
   if (decision.action === 'skip') {
-    if (lineage.adopted || record.expiresAt !== iso(token.expiresAt)) await deps.state.write({ ...record, expiresAt: iso(token.expiresAt) });
-    return { name: policy.name, action: 'skipped', check: decision.check!, reason: decision.reason, oldId: token.id, expiresAt: iso(token.expiresAt), sinks: [], orphans: ctx.orphans };
+    if (lineage.adopted || record.expiresAt !== iso(token.expiresAt))
+      await deps.state.write({ ...record, expiresAt: iso(token.expiresAt) });
+    return {
+      name: policy.name,
+      action: 'skipped',
+      check: decision.check!,
+      reason: decision.reason,
+      oldId: token.id,
+      expiresAt: iso(token.expiresAt),
+      sinks: [],
+      orphans: ctx.orphans,
+    };
   }
 
   const overlapMs = options.force?.overlapMs ?? policy.settings.overlapMs;

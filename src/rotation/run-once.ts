@@ -1,4 +1,5 @@
 import pLimit from 'p-limit';
+
 import type { Policy } from '../config/types.js';
 import type { RotationDeps } from './deps.js';
 import type { TokenOutcome } from './outcome.js';
@@ -8,7 +9,11 @@ import { rotateToken } from './rotate-token.js';
  * One pass over every token. Names are independent, so a few run at once; each name is held by
  * one process at a time through its lock. A failure of one never stops the others.
  */
-export async function runOnce(policy: Policy, deps: RotationDeps, options: { concurrency: number; signal?: AbortSignal }): Promise<TokenOutcome[]> {
+export async function runOnce(
+  policy: Policy,
+  deps: RotationDeps,
+  options: { concurrency: number; signal?: AbortSignal },
+): Promise<TokenOutcome[]> {
   const limit = pLimit(options.concurrency);
   const outcomes = await Promise.all(policy.tokens.map((token) => limit(() => rotateToken(token, deps, { signal: options.signal }))));
   return [...outcomes, ...(await strayJournalEntries(policy, deps))];
@@ -23,6 +28,15 @@ async function strayJournalEntries(policy: Policy, deps: RotationDeps): Promise<
       `an unfinished rotation of '${name}' is in ${deps.journal.describe(name)}, but '${name}' is no longer in the policy; ` +
       'put it back to let the rotation finish, or deal with the entry by hand and remove the file';
     deps.logger.error({ tokenName: name }, message);
-    return { name, action: 'failed', reason: message, oldId: '-', expiresAt: null, sinks: [], orphans: [], error: { code: 'ERR_STATE', message } };
+    return {
+      name,
+      action: 'failed',
+      reason: message,
+      oldId: '-',
+      expiresAt: null,
+      sinks: [],
+      orphans: [],
+      error: { code: 'ERR_STATE', message },
+    };
   });
 }

@@ -36,7 +36,17 @@ export function tokenStatus(
         ? [`a regenerate of ${entry.oldId} sent at ${entry.startedAt} with no known outcome`]
         : [];
   if (!record) {
-    return { name: policy.name, currentId: policy.id, expiresAt: null, lastRotatedAt: null, nextDueAt: null, pending, consecutiveFailures: 0, backoffUntil: null, lastError: null };
+    return {
+      name: policy.name,
+      currentId: policy.id,
+      expiresAt: null,
+      lastRotatedAt: null,
+      nextDueAt: null,
+      pending,
+      consecutiveFailures: 0,
+      backoffUntil: null,
+      lastError: null,
+    };
   }
   const decision = decide({
     token: { id: record.currentId, expiresAt: record.expiresAt ? new Date(record.expiresAt) : null },
@@ -44,7 +54,10 @@ export function tokenStatus(
     settings: policy.settings,
     now,
   });
-  const until = backoffUntil({ consecutiveFailures: record.consecutiveFailures, lastFailureAt: record.lastFailure ? new Date(record.lastFailure.at) : null });
+  const until = backoffUntil({
+    consecutiveFailures: record.consecutiveFailures,
+    lastFailureAt: record.lastFailure ? new Date(record.lastFailure.at) : null,
+  });
   return {
     name: policy.name,
     currentId: record.currentId,
@@ -61,5 +74,15 @@ export function tokenStatus(
 /** A name whose state cannot be read still gets a line, saying why. */
 export function unreadableStatus(policy: TokenPolicy, error: unknown): TokenStatus {
   const { code, message } = errorSummary(error);
-  return { name: policy.name, currentId: policy.id, expiresAt: null, lastRotatedAt: null, nextDueAt: null, pending: [], consecutiveFailures: 0, backoffUntil: null, lastError: { at: '', code, message } };
+  return {
+    name: policy.name,
+    currentId: policy.id,
+    expiresAt: null,
+    lastRotatedAt: null,
+    nextDueAt: null,
+    pending: [],
+    consecutiveFailures: 0,
+    backoffUntil: null,
+    lastError: { at: '', code, message },
+  };
 }

@@ -1,4 +1,4 @@
-import { fileSinkFactory, type FileSinkConfig } from './file/file-sink.js';
+import { type FileSinkConfig, fileSinkFactory } from './file/file-sink.js';
 import type { SinkFactory } from './sink.js';
 
 /** Every sink type, checked by the compiler: a new type is one entry here and one folder. */

@@ -1,10 +1,11 @@
 import { open, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+
 import { StateError } from '../errors.js';
 import { removeCrashLeftovers } from '../fs/atomic-write.js';
-import { journalEntrySchema, JOURNAL_VERSION, type JournalEntry } from './journal-entry.js';
 import type { Journal } from './journal.js';
-import { readRecordFile, writeRecordFile, type RecordFileKind } from './record-file.js';
+import { JOURNAL_VERSION, type JournalEntry, journalEntrySchema } from './journal-entry.js';
+import { readRecordFile, type RecordFileKind, writeRecordFile } from './record-file.js';
 
 const kind: RecordFileKind<JournalEntry> = { what: 'journal entry', version: JOURNAL_VERSION, schema: journalEntrySchema };
 

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
-import { readRecordFile, writeRecordFile, type RecordFileKind } from './record-file.js';
-import { stateRecordSchema, STATE_VERSION, type StateRecord } from './state-record.js';
+
+import { readRecordFile, type RecordFileKind, writeRecordFile } from './record-file.js';
+import { STATE_VERSION, type StateRecord, stateRecordSchema } from './state-record.js';
 import type { StateStore } from './state-store.js';
 
 const kind: RecordFileKind<StateRecord> = { what: 'state file', version: STATE_VERSION, schema: stateRecordSchema };
@@ -15,7 +16,8 @@ export function fileStateStore(dir: string): StateStore {
     describe: () => dir,
     // A damaged record must stop the run for this name: silently starting over would forget the
     // current id and make the next run regenerate from a token that no longer exists.
-    read: (name) => readRecordFile(fileOf(name), name, kind, `restore it from a backup, or move it aside to adopt '${name}' again from the policy's id`),
+    read: (name) =>
+      readRecordFile(fileOf(name), name, kind, `restore it from a backup, or move it aside to adopt '${name}' again from the policy's id`),
     write: (record) => writeRecordFile(fileOf(record.name), record, kind.what),
   };
 }

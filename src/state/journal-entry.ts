@@ -1,4 +1,5 @@
 import { z } from 'zod';
+
 import { storedSecretSchema } from './secret-box.js';
 
 export const JOURNAL_VERSION = 1;

@@ -15,7 +15,8 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
  * lineage means the operator pointed the name at another token on purpose, and it is adopted.
  */
 export function resolveLineage(policy: { name: string; id: string }, existing: StateRecord | undefined, now: Date): LineageResolution {
-  const known = existing && (existing.adoptedId === policy.id || existing.currentId === policy.id || existing.lineage.some((l) => l.id === policy.id));
+  const known =
+    existing && (existing.adoptedId === policy.id || existing.currentId === policy.id || existing.lineage.some((l) => l.id === policy.id));
   if (existing && known) return { record: existing, adopted: undefined };
   const record: StateRecord = {
     version: STATE_VERSION,
@@ -27,7 +28,12 @@ export function resolveLineage(policy: { name: string; id: string }, existing: S
     lastRotatedAt: null,
     consecutiveFailures: 0,
     lastFailure: null,
-    lineage: existing ? [{ id: existing.currentId, replacedAt: now.toISOString(), expiresAt: existing.expiresAt }, ...existing.lineage].slice(0, MAX_LINEAGE) : [],
+    lineage: existing
+      ? [{ id: existing.currentId, replacedAt: now.toISOString(), expiresAt: existing.expiresAt }, ...existing.lineage].slice(
+          0,
+          MAX_LINEAGE,
+        )
+      : [],
   };
   return { record, adopted: existing ? 'repointed' : 'new' };
 }
@@ -37,7 +43,11 @@ export function recordRotation(
   record: StateRecord,
   rotation: { newId: string; newExpiresAt: Date | null; existingTokenExpiresAt: Date; now: Date },
 ): StateRecord {
-  const replaced = { id: record.currentId, replacedAt: rotation.now.toISOString(), expiresAt: rotation.existingTokenExpiresAt.toISOString() };
+  const replaced = {
+    id: record.currentId,
+    replacedAt: rotation.now.toISOString(),
+    expiresAt: rotation.existingTokenExpiresAt.toISOString(),
+  };
   return {
     ...record,
     currentId: rotation.newId,

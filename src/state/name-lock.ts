@@ -1,7 +1,8 @@
-import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { link, mkdir, open, readFile, rmdir, stat, unlink, utimes } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
+
 import type { Clock } from '../clock.js';
 
 export interface LockOwner {
@@ -125,17 +126,25 @@ export function fileNameLocks(dir: string, options: LockOptions): NameLocks {
   }
 
   function hold(file: string, owner: LockOwner): HeldLock {
-    const heartbeat = setInterval(() => {
-      const t = new Date(now());
-      utimes(file, t, t).catch(() => undefined);
-    }, Math.max(1000, staleMs / 4));
+    const heartbeat = setInterval(
+      () => {
+        const t = new Date(now());
+        utimes(file, t, t).catch(() => undefined);
+      },
+      Math.max(1000, staleMs / 4),
+    );
     heartbeat.unref();
     return {
       async release() {
         clearInterval(heartbeat);
         const current = await readOwner(file);
         // Only ever remove our own lock: it may have been taken over while we were stopped.
-        if (current?.owner && current.owner.pid === owner.pid && current.owner.host === owner.host && current.owner.acquiredAt === owner.acquiredAt) {
+        if (
+          current?.owner &&
+          current.owner.pid === owner.pid &&
+          current.owner.host === owner.host &&
+          current.owner.acquiredAt === owner.acquiredAt
+        ) {
           await unlink(file).catch(() => undefined);
         }
       },

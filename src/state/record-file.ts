@@ -1,5 +1,7 @@
 import { readFile } from 'node:fs/promises';
+
 import type { z } from 'zod';
+
 import { fromZodIssues } from '../config/issues.js';
 import { StateError } from '../errors.js';
 import { writeFileAtomic } from '../fs/atomic-write.js';
@@ -15,7 +17,12 @@ export interface RecordFileKind<T> {
  * One versioned JSON record for one name, read strictly: a damaged, foreign or newer file stops
  * with its path and `fix`, never a silent reset. Undefined when there is no file.
  */
-export async function readRecordFile<T extends { name: string }>(file: string, name: string, kind: RecordFileKind<T>, fix: string): Promise<T | undefined> {
+export async function readRecordFile<T extends { name: string }>(
+  file: string,
+  name: string,
+  kind: RecordFileKind<T>,
+  fix: string,
+): Promise<T | undefined> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -31,11 +38,15 @@ export async function readRecordFile<T extends { name: string }>(file: string, n
   }
   const version = (json as { version?: unknown })?.version;
   if (version !== kind.version) {
-    throw new StateError(`${kind.what} ${file} has version ${JSON.stringify(version)}; this token-rotator reads version ${kind.version}; ${fix}`);
+    throw new StateError(
+      `${kind.what} ${file} has version ${JSON.stringify(version)}; this token-rotator reads version ${kind.version}; ${fix}`,
+    );
   }
   const parsed = kind.schema.safeParse(json, { reportInput: true });
   if (!parsed.success) {
-    const problems = fromZodIssues(parsed.error.issues).map((i) => `${i.path}: ${i.message}`).join('; ');
+    const problems = fromZodIssues(parsed.error.issues)
+      .map((i) => `${i.path}: ${i.message}`)
+      .join('; ');
     throw new StateError(`${kind.what} ${file} is damaged (${problems}); ${fix}`);
   }
   if (parsed.data.name !== name) throw new StateError(`${kind.what} ${file} belongs to '${parsed.data.name}'; ${fix}`);

@@ -1,5 +1,7 @@
-import { createCipheriv, createDecipheriv, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
+
 import { z } from 'zod';
+
 import { Secret } from '../secret.js';
 
 /** How a staged secret sits in the journal: sealed with the state key, or plain in a 0600 file. */
@@ -33,7 +35,9 @@ export function sealSecret(secret: Secret, key: KeyObject | undefined, context: 
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   cipher.setAAD(Buffer.from(context, 'utf8'));
   const data = Buffer.concat([cipher.update(secret.reveal(), 'utf8'), cipher.final()]);
-  return { sealed: { alg: 'A256GCM', iv: iv.toString('base64'), tag: cipher.getAuthTag().toString('base64'), data: data.toString('base64') } };
+  return {
+    sealed: { alg: 'A256GCM', iv: iv.toString('base64'), tag: cipher.getAuthTag().toString('base64'), data: data.toString('base64') },
+  };
 }
 
 export function openSecret(stored: StoredSecret, key: KeyObject | undefined, context: string): Secret | UnsealError {

@@ -1,7 +1,9 @@
 import { rm } from 'node:fs/promises';
+
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
-import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/start-emulator.js';
-import { emulatorSecrets, leakCheckedOutputs, writeEmulatorEnv, type CliResult } from './cli.js';
+
+import { type Emulator, type EmulatorOptions, startEmulator } from '../../src/emulator/start-emulator.js';
+import { type CliResult, emulatorSecrets, leakCheckedOutputs, writeEmulatorEnv } from './cli.js';
 import { expectNoLeak } from './leaks.js';
 import { makeTempDir } from './temp-dir.js';
 
@@ -18,7 +20,9 @@ export interface CliFixture {
  * One emulator per file; per test a fresh folder with an env file for it, no faults, no recorded
  * requests, and afterwards the leak sweep over every run's output and every state file.
  */
-export function useCliFixture(options: { emulator?: EmulatorOptions; env?: Record<string, string> | (() => Record<string, string>) } = {}): CliFixture {
+export function useCliFixture(
+  options: { emulator?: EmulatorOptions; env?: Record<string, string> | (() => Record<string, string>) } = {},
+): CliFixture {
   const fixture = { results: [] as CliResult[] } as CliFixture;
   beforeAll(async () => {
     fixture.emulator = await startEmulator(options.emulator);

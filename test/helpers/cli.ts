@@ -1,8 +1,10 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+
 import { stringify } from 'yaml';
+
 import type { Emulator } from '../../src/emulator/start-emulator.js';
 
 export const CLI = resolve(import.meta.dirname, '../../dist/cli/main.js');
@@ -16,8 +18,15 @@ export interface CliResult {
 }
 
 /** Starts the built CLI and hands back the process, for tests that kill it. */
-export function startCli(args: string[], options: { cwd: string; env?: Record<string, string> }): { child: ChildProcess; done: Promise<CliResult> } {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: options.cwd, env: { PATH: process.env.PATH ?? '', ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export function startCli(
+  args: string[],
+  options: { cwd: string; env?: Record<string, string> },
+): { child: ChildProcess; done: Promise<CliResult> } {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: options.cwd,
+    env: { PATH: process.env.PATH ?? '', ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (chunk) => (stdout += String(chunk)));
@@ -50,8 +59,19 @@ export function runCli(args: string[], options: { cwd: string; env?: Record<stri
  */
 export async function writeEmulatorEnv(emulator: Emulator, dir: string, extra: Record<string, string> = {}): Promise<string> {
   const file = join(dir, 'rotator.env');
-  const env = { ...emulator.rotatorEnv(), ROTATOR_STATE_DIR: join(dir, 'state'), ROTATOR_STATE_KEY: randomBytes(32).toString('base64'), ...extra };
-  await writeFile(file, Object.entries(env).map(([k, v]) => `${k}=${v}`).join('\n') + '\n', { mode: 0o600 });
+  const env = {
+    ...emulator.rotatorEnv(),
+    ROTATOR_STATE_DIR: join(dir, 'state'),
+    ROTATOR_STATE_KEY: randomBytes(32).toString('base64'),
+    ...extra,
+  };
+  await writeFile(
+    file,
+    Object.entries(env)
+      .map(([k, v]) => `${k}=${v}`)
+      .join('\n') + '\n',
+    { mode: 0o600 },
+  );
   return file;
 }
 

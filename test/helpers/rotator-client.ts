@@ -1,3 +1,5 @@
+import { Writable } from 'node:stream';
+
 import { createTokenServiceClient } from '../../src/api/token-service-client.js';
 import type { AccessTokenSource } from '../../src/auth/access-token-source.js';
 import { oauthClientCredentials } from '../../src/auth/oauth-client-credentials.js';
@@ -5,7 +7,6 @@ import { systemClock } from '../../src/clock.js';
 import type { Emulator } from '../../src/emulator/start-emulator.js';
 import { createLogger } from '../../src/log/logger.js';
 import { Secret } from '../../src/secret.js';
-import { Writable } from 'node:stream';
 
 /** A log destination that keeps every line, for leak checks. */
 export function captureLog() {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
+import { type Emulator, startEmulator } from '../../src/emulator/start-emulator.js';
 import { ApiError, RegenerateOutcomeUnknownError } from '../../src/errors.js';
-import { startEmulator, type Emulator } from '../../src/emulator/start-emulator.js';
 import { expectNoLeak } from '../helpers/leaks.js';
 import { emulatorClient } from '../helpers/rotator-client.js';
 
@@ -71,7 +72,10 @@ describe('token service client against the emulator', () => {
   it('waits for X-RateLimit-Reset after a 429, then succeeds', async () => {
     const token = emulator.store.add({ name: 'x2', expiresAt: null });
     const reset = Math.ceil(Date.now() / 1000) + 1;
-    emulator.faults.add({ op: 'retrieve', action: { kind: 'status', status: 429, headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) } } });
+    emulator.faults.add({
+      op: 'retrieve',
+      action: { kind: 'status', status: 429, headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) } },
+    });
     const { api } = emulatorClient(emulator);
     const started = Date.now();
     await api.retrieve(token.id);
@@ -131,7 +135,9 @@ describe('token service client against the emulator', () => {
   it('reports the service wording of an unparseable time', async () => {
     const token = emulator.store.add({ name: 'bad-time', expiresAt: null });
     const { api } = emulatorClient(emulator);
-    const error = (await api.regenerate(token.id, { existingTokenExpiresAt: new Date(Number.NaN), newTokenExpiresAt: null }).catch((e: unknown) => e)) as Error;
+    const error = (await api
+      .regenerate(token.id, { existingTokenExpiresAt: new Date(Number.NaN), newTokenExpiresAt: null })
+      .catch((e: unknown) => e)) as Error;
     // An invalid Date cannot even be serialised: the client refuses before sending.
     expect(error).toBeInstanceOf(ApiError);
     expect(regenerates()).toHaveLength(0);

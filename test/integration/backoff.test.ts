@@ -1,11 +1,13 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+
 import { afterAll, beforeAll, expect, it } from 'vitest';
+
 import { buildRotationDeps } from '../../src/cli/build-deps.js';
 import { fixedClock } from '../../src/clock.js';
 import { readEnvironment, readSettings } from '../../src/config/env.js';
 import { parsePolicy } from '../../src/config/load-policy.js';
-import { startEmulator, type Emulator } from '../../src/emulator/start-emulator.js';
+import { type Emulator, startEmulator } from '../../src/emulator/start-emulator.js';
 import { createLogger } from '../../src/log/logger.js';
 import { rotateToken } from '../../src/rotation/rotate-token.js';
 import { writeEmulatorEnv } from '../helpers/cli.js';
@@ -26,7 +28,10 @@ it('scheduled checks back off after failures (1 min, 2 min, ...), a success rese
   const token = emulator.store.add({ name: 'flaky', expiresAt: new Date(Date.now() + 86400_000) });
   const envFile = await writeEmulatorEnv(emulator, dir);
   const settings = readSettings(readEnvironment({}, { envFile, cwd: dir }), dir);
-  const [policy] = parsePolicy(`version: 1\ntokens: [{ name: flaky, id: "${token.id}", sinks: [{ type: file, path: flaky.token }] }]`, join(dir, 'rotation.yaml')).tokens;
+  const [policy] = parsePolicy(
+    `version: 1\ntokens: [{ name: flaky, id: "${token.id}", sinks: [{ type: file, path: flaky.token }] }]`,
+    join(dir, 'rotation.yaml'),
+  ).tokens;
   const clock = fixedClock(new Date());
   const deps = buildRotationDeps(settings, createLogger({ level: 'silent' }), clock);
   const scheduled = () => rotateToken(policy!, deps, { respectBackoff: true });
@@ -34,7 +39,11 @@ it('scheduled checks back off after failures (1 min, 2 min, ...), a success rese
 
   emulator.faults.add({ op: 'regenerate', id: token.id, times: 2, action: { kind: 'status', status: 403 } });
   expect((await scheduled()).action).toBe('failed');
-  expect(await scheduled()).toMatchObject({ action: 'skipped', check: 'backoff', reason: expect.stringMatching(/after 1 failed attempt\(s\)/) });
+  expect(await scheduled()).toMatchObject({
+    action: 'skipped',
+    check: 'backoff',
+    reason: expect.stringMatching(/after 1 failed attempt\(s\)/),
+  });
   expect(sent()).toBe(1);
 
   clock.advance(61_000);

@@ -1,18 +1,20 @@
-import { createServer, type Server } from 'node:net';
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
 import { startEmulator } from '../../src/emulator/start-emulator.js';
-import { runCli, writePolicy, type CliResult } from '../helpers/cli.js';
-import { expectNoLeak } from '../helpers/leaks.js';
+import { type CliResult, runCli, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
+import { expectNoLeak } from '../helpers/leaks.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const DAY = 24 * 3600_000;
 const inDays = (d: number) => new Date(Date.now() + d * DAY);
 
 describe('token-rotator once / plan / validate against the fx.emulator', () => {
-    const fx = useCliFixture();
+  const fx = useCliFixture();
 
   async function cli(...args: string[]): Promise<CliResult> {
     const result = await runCli([...args, '--config', 'rotation.yaml', '--env-file', fx.envFile], { cwd: fx.dir });
@@ -31,12 +33,21 @@ describe('token-rotator once / plan / validate against the fx.emulator', () => {
   it('rotates the due token, delivers a working secret, and a second run changes nothing', async () => {
     const due = fx.emulator.store.add({ name: 'due', expiresAt: inDays(2) });
     const fine = fx.emulator.store.add({ name: 'fine', expiresAt: inDays(60) });
-    await writePolicy(fx.dir, { version: 1, tokens: [{ name: 'due', id: due.id, sinks: [sink('due')] }, { name: 'fine', id: fine.id, sinks: [sink('fine')] }] });
+    await writePolicy(fx.dir, {
+      version: 1,
+      tokens: [
+        { name: 'due', id: due.id, sinks: [sink('due')] },
+        { name: 'fine', id: fine.id, sinks: [sink('fine')] },
+      ],
+    });
 
     const first = await cli('once', '--json');
     expect(first.code, first.stderr).toBe(0);
     const outcomes = JSON.parse(first.stdout) as Array<Record<string, unknown>>;
-    expect(outcomes.map((o) => [o.name, o.action])).toEqual([['due', 'rotated'], ['fine', 'skipped']]);
+    expect(outcomes.map((o) => [o.name, o.action])).toEqual([
+      ['due', 'rotated'],
+      ['fine', 'skipped'],
+    ]);
     const rotated = outcomes[0]!;
     expect(rotated.oldId).toBe(due.id);
     expect(rotated.newId).not.toBe(due.id);
@@ -66,7 +77,12 @@ describe('token-rotator once / plan / validate against the fx.emulator', () => {
     const plan = await cli('plan', '--json');
     expect(plan.code).toBe(0);
     expect(JSON.parse(plan.stdout)).toEqual([
-      expect.objectContaining({ name: 'due', id: rotated.newId, action: 'skip', reason: expect.stringMatching(/^expires in 29d 23h; due in 22d 23h$/) }),
+      expect.objectContaining({
+        name: 'due',
+        id: rotated.newId,
+        action: 'skip',
+        reason: expect.stringMatching(/^expires in 29d 23h; due in 22d 23h$/),
+      }),
       expect.objectContaining({ name: 'fine', id: fine.id, action: 'skip' }),
     ]);
   });
@@ -86,8 +102,18 @@ describe('token-rotator once / plan / validate against the fx.emulator', () => {
   it('goes on with the other tokens when one fails, names it, and exits 1', async () => {
     const broken = fx.emulator.store.add({ name: 'broken', expiresAt: inDays(1) });
     const ok = fx.emulator.store.add({ name: 'ok', expiresAt: inDays(1) });
-    fx.emulator.faults.add({ op: 'regenerate', id: broken.id, action: { kind: 'status', status: 403, message: 'forbidden: missing apiTokens|update' } });
-    await writePolicy(fx.dir, { version: 1, tokens: [{ name: 'broken', id: broken.id, sinks: [sink('broken')] }, { name: 'ok', id: ok.id, sinks: [sink('ok')] }] });
+    fx.emulator.faults.add({
+      op: 'regenerate',
+      id: broken.id,
+      action: { kind: 'status', status: 403, message: 'forbidden: missing apiTokens|update' },
+    });
+    await writePolicy(fx.dir, {
+      version: 1,
+      tokens: [
+        { name: 'broken', id: broken.id, sinks: [sink('broken')] },
+        { name: 'ok', id: ok.id, sinks: [sink('ok')] },
+      ],
+    });
     const run = await cli('once');
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/broken\s+failed\s+.*the service answered 403: forbidden: missing apiTokens\|update/);
@@ -99,11 +125,18 @@ describe('token-rotator once / plan / validate against the fx.emulator', () => {
   it('keeps the secret staged when a sink cannot be written, exits 1, and delivers it on the next run without regenerating', async () => {
     const token = fx.emulator.store.add({ name: 's', expiresAt: inDays(1) });
     await writeFile(join(fx.dir, 'blocked'), 'a file where a folder should be');
-    await writePolicy(fx.dir, { version: 1, tokens: [{ name: 's', id: token.id, sinks: [sink('s'), { type: 'file', path: 'blocked/s.token' }] }] });
+    await writePolicy(fx.dir, {
+      version: 1,
+      tokens: [{ name: 's', id: token.id, sinks: [sink('s'), { type: 'file', path: 'blocked/s.token' }] }],
+    });
 
     const first = await cli('once', '--json');
     expect(first.code).toBe(1);
-    const [outcome] = JSON.parse(first.stdout) as Array<{ action: string; sinks: Array<{ sink: string; result: string }>; error: { message: string } }>;
+    const [outcome] = JSON.parse(first.stdout) as Array<{
+      action: string;
+      sinks: Array<{ sink: string; result: string }>;
+      error: { message: string };
+    }>;
     expect(outcome!.action).toBe('failed');
     expect(outcome!.sinks).toEqual([
       { sink: 'file secrets/s.token', result: 'created' },
@@ -133,15 +166,29 @@ describe('token-rotator once / plan / validate against the fx.emulator', () => {
     fx.emulator = await startEmulator({ seed: { personalTokens: [{ token: 'xapt-canary-personal-0400', orgId: 'acme' }] } });
     const token = fx.emulator.store.add({ name: 'pat', expiresAt: inDays(1) });
     await writePolicy(fx.dir, { version: 1, tokens: [{ name: 'pat', id: token.id, sinks: [sink('pat')] }] });
-    const pat = { ROTATOR_API_URL: fx.emulator.apiUrl, ROTATOR_ACCESS_TOKEN: 'xapt-canary-personal-0400', ROTATOR_STATE_DIR: join(fx.dir, 'state') };
+    const pat = {
+      ROTATOR_API_URL: fx.emulator.apiUrl,
+      ROTATOR_ACCESS_TOKEN: 'xapt-canary-personal-0400',
+      ROTATOR_STATE_DIR: join(fx.dir, 'state'),
+    };
 
-    await writeFile(fx.envFile, Object.entries(pat).map(([k, v]) => `${k}=${v}`).join('\n'));
+    await writeFile(
+      fx.envFile,
+      Object.entries(pat)
+        .map(([k, v]) => `${k}=${v}`)
+        .join('\n'),
+    );
     const withoutOrg = await cli('once');
     expect(withoutOrg.code).toBe(1);
     expect(withoutOrg.stdout).toMatch(/retrieve token \S+: the service answered 403/);
     expect(withoutOrg.stderr).toMatch(/personal access token; the service also needs ROTATOR_ORG_ID/);
 
-    await writeFile(fx.envFile, Object.entries({ ...pat, ROTATOR_ORG_ID: 'acme' }).map(([k, v]) => `${k}=${v}`).join('\n'));
+    await writeFile(
+      fx.envFile,
+      Object.entries({ ...pat, ROTATOR_ORG_ID: 'acme' })
+        .map(([k, v]) => `${k}=${v}`)
+        .join('\n'),
+    );
     const withOrg = await cli('once');
     expect(withOrg.code, withOrg.stderr).toBe(0);
     expect(withOrg.stdout).toMatch(/pat\s+rotated/);
@@ -178,7 +225,10 @@ describe('configuration and usage errors', () => {
 
   it.each(['once', 'plan', 'validate'])('%s exits 2 on a bad policy, lists every problem, and touches no network', async (command) => {
     await mkdir(join(dir, 'config'));
-    await writeFile(join(dir, 'config/rotation.yaml'), 'version: 1\ntokens:\n  - name: a\n    sinks: [{ type: file }]\n  - name: a\n    id: x\n    overlap: forever\n    sinks: [{ type: file, path: a }]\n');
+    await writeFile(
+      join(dir, 'config/rotation.yaml'),
+      'version: 1\ntokens:\n  - name: a\n    sinks: [{ type: file }]\n  - name: a\n    id: x\n    overlap: forever\n    sinks: [{ type: file, path: a }]\n',
+    );
     const result = await runCli([command], { cwd: dir, env: env() });
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(
@@ -193,7 +243,10 @@ describe('configuration and usage errors', () => {
 
   it('exits 2 for plain http to a host that is not loopback, naming the variable', async () => {
     await writePolicy(dir, { version: 1, tokens: [] });
-    const result = await runCli(['once', '--config', 'rotation.yaml'], { cwd: dir, env: { ...env(), ROTATOR_API_URL: 'http://api.example.com' } });
+    const result = await runCli(['once', '--config', 'rotation.yaml'], {
+      cwd: dir,
+      env: { ...env(), ROTATOR_API_URL: 'http://api.example.com' },
+    });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('env.ROTATOR_API_URL: plain http:// is only allowed for loopback hosts');
     expect(connections).toBe(0);

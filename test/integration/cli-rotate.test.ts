@@ -1,5 +1,7 @@
 import { PassThrough } from 'node:stream';
+
 import { describe, expect, it } from 'vitest';
+
 import { run } from '../../src/cli/run.js';
 import { runCli, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
@@ -7,7 +9,7 @@ import { useCliFixture } from '../helpers/cli-fixture.js';
 const DAY = 24 * 3600_000;
 
 describe('token-rotator rotate (emergency rotation)', () => {
-    const fx = useCliFixture();
+  const fx = useCliFixture();
 
   async function setup(name: string, expiresInDays = 60) {
     const token = fx.emulator.store.add({ name, expiresAt: new Date(Date.now() + expiresInDays * DAY) });
@@ -19,7 +21,10 @@ describe('token-rotator rotate (emergency rotation)', () => {
     fx.results.push(result);
     return result;
   }
-  const sent = () => fx.emulator.requests.filter((r) => r.op === 'regenerate').map((r) => ({ at: Date.parse(r.at), ...(r.body as { existingTokenExpiresAt: string }) }));
+  const sent = () =>
+    fx.emulator.requests
+      .filter((r) => r.op === 'regenerate')
+      .map((r) => ({ at: Date.parse(r.at), ...(r.body as { existingTokenExpiresAt: string }) }));
 
   it('--revoke-now rotates a token that is not due and ends the old one now, with the reason in the audit log', async () => {
     const token = await setup('leaked');

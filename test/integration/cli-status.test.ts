@@ -1,6 +1,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+
 import { expect, it } from 'vitest';
+
 import type { TokenStatus } from '../../src/rotation/token-status.js';
 import { runCli, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
@@ -23,7 +25,14 @@ it('status tells, without the network, what happened and what is next for each t
     version: 1,
     tokens: [
       { name: 'fine', id: fine.id, sinks: [{ type: 'file', path: 'secrets/fine.token' }] },
-      { name: 'stuck', id: stuck.id, sinks: [{ type: 'file', path: 'secrets/stuck.token' }, { type: 'file', path: 'blocked/stuck.token' }] },
+      {
+        name: 'stuck',
+        id: stuck.id,
+        sinks: [
+          { type: 'file', path: 'secrets/stuck.token' },
+          { type: 'file', path: 'blocked/stuck.token' },
+        ],
+      },
       { name: 'refused', id: refused.id, sinks: [{ type: 'file', path: 'secrets/refused.token' }] },
     ],
   });
@@ -39,7 +48,11 @@ it('status tells, without the network, what happened and what is next for each t
   expect(rows.fine!.currentId).not.toBe(fine.id);
   expect(Date.parse(rows.fine!.nextDueAt!) - Date.now()).toBeGreaterThan(22 * DAY);
   expect(rows.stuck!.pending).toEqual(['file blocked/stuck.token']);
-  expect(rows.refused).toMatchObject({ currentId: refused.id, consecutiveFailures: 1, lastError: expect.objectContaining({ code: 'ERR_API', message: expect.stringMatching(/answered 403: forbidden/) }) });
+  expect(rows.refused).toMatchObject({
+    currentId: refused.id,
+    consecutiveFailures: 1,
+    lastError: expect.objectContaining({ code: 'ERR_API', message: expect.stringMatching(/answered 403: forbidden/) }),
+  });
   expect(rows.refused!.backoffUntil).not.toBeNull();
 
   const table = await cli(['status']);

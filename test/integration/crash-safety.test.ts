@@ -1,17 +1,19 @@
-import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+
 import { describe, expect, it } from 'vitest';
+
 import type { FaultAction } from '../../src/emulator/faults.js';
-import { emulatorSecrets, runCli, startCli, writePolicy, type CliResult } from '../helpers/cli.js';
-import { expectNoLeak } from '../helpers/leaks.js';
+import { type CliResult, emulatorSecrets, runCli, startCli, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
+import { expectNoLeak } from '../helpers/leaks.js';
 
 const DAY = 24 * 3600_000;
 const inDays = (d: number) => new Date(Date.now() + d * DAY);
 const ORPHAN_LINE = /ORPHANED TOKEN/g;
 
 describe('crash-safe rotation', () => {
-    const fx = useCliFixture({ emulator: { rateLimitPerMinute: 1_000_000 }, env: { ROTATOR_HTTP_TIMEOUT: '2s' } });
+  const fx = useCliFixture({ emulator: { rateLimitPerMinute: 1_000_000 }, env: { ROTATOR_HTTP_TIMEOUT: '2s' } });
 
   const args = () => ['--config', 'rotation.yaml', '--env-file', fx.envFile];
   async function cli(extraEnv: Record<string, string> = {}, ...more: string[]): Promise<CliResult> {
@@ -26,7 +28,11 @@ describe('crash-safe rotation', () => {
     await writePolicy(fx.dir, {
       version: 1,
       defaults: extra,
-      tokens: tokens.map((t) => ({ name: t.name, id: t.id, sinks: Array.from({ length: sinksPerToken }, (_, n) => ({ type: 'file', path: `secrets/${t.name}-${n}.token` })) })),
+      tokens: tokens.map((t) => ({
+        name: t.name,
+        id: t.id,
+        sinks: Array.from({ length: sinksPerToken }, (_, n) => ({ type: 'file', path: `secrets/${t.name}-${n}.token` })),
+      })),
     });
   }
 
@@ -42,7 +48,9 @@ describe('crash-safe rotation', () => {
       const record = JSON.parse(await readFile(join(fx.dir, `state/tokens/${name}.json`), 'utf8')) as { currentId: string };
       for (let n = 0; n < sinksPerToken; n++) {
         const secret = await readFile(sinkPath(name, n), 'utf8');
-        expect(await whoami(secret), `${name} sink ${n} holds a working secret of the current token`).toEqual(expect.objectContaining({ id: record.currentId }));
+        expect(await whoami(secret), `${name} sink ${n} holds a working secret of the current token`).toEqual(
+          expect.objectContaining({ id: record.currentId }),
+        );
       }
     }
   }
@@ -52,7 +60,9 @@ describe('crash-safe rotation', () => {
     const files = await readdir(join(fx.dir, 'secrets')).catch(() => [] as string[]);
     const delivered = new Set(await Promise.all(files.map((f) => readFile(join(fx.dir, 'secrets', f), 'utf8'))));
     const horizon = Date.now() + 2 * 3600_000;
-    return fx.emulator.store.all().filter((t) => names.includes(t.name) && t.expiresAt && t.expiresAt.getTime() > horizon && !delivered.has(t.secret)).length;
+    return fx.emulator.store
+      .all()
+      .filter((t) => names.includes(t.name) && t.expiresAt && t.expiresAt.getTime() > horizon && !delivered.has(t.secret)).length;
   }
 
   describe('each outcome of regenerate', () => {
@@ -71,10 +81,20 @@ describe('crash-safe rotation', () => {
     it('a 429 waits for X-RateLimit-Reset and is sent again, since the service never commits it', async () => {
       const token = fx.emulator.store.add({ name: 'limited', expiresAt: inDays(1) });
       await policyFor([{ name: 'limited', id: token.id }]);
-      fx.emulator.faults.add({ op: 'regenerate', action: { kind: 'status', status: 429, headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(Math.ceil(Date.now() / 1000) + 1) } } });
+      fx.emulator.faults.add({
+        op: 'regenerate',
+        action: {
+          kind: 'status',
+          status: 429,
+          headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(Math.ceil(Date.now() / 1000) + 1) },
+        },
+      });
       const run = await cli();
       expect(run.code, run.stderr).toBe(0);
-      expect(regenerates().map((r) => [r.status, r.committed])).toEqual([[429, false], [200, true]]);
+      expect(regenerates().map((r) => [r.status, r.committed])).toEqual([
+        [429, false],
+        [200, true],
+      ]);
       await expectSettled(['limited']);
     });
 
@@ -124,7 +144,9 @@ describe('crash-safe rotation', () => {
       expect(run.stderr.match(ORPHAN_LINE)).toHaveLength(1);
       const [outcome] = JSON.parse(run.stdout) as Array<{ action: string; error: { code: string; message: string } }>;
       expect(outcome!.error.code).toBe('ERR_ORPHANED_TOKEN');
-      expect(outcome!.error.message).toMatch(/the old token no longer works: nothing is left to rotate from\. Create a new token for 'dead'/);
+      expect(outcome!.error.message).toMatch(
+        /the old token no longer works: nothing is left to rotate from\. Create a new token for 'dead'/,
+      );
       expect(regenerates()).toHaveLength(1);
     });
 
@@ -150,7 +172,13 @@ describe('crash-safe rotation', () => {
   describe('a crash at each step boundary', () => {
     it.each([
       { step: 'intent', regenerated: 1, orphans: 0, exit: 0, note: 'before regenerate was sent: nothing moved, sent once afterwards' },
-      { step: 'regenerated', regenerated: 2, orphans: 1, exit: 1, note: 'after the answer, before it was staged: the one unavoidable orphan, reported' },
+      {
+        step: 'regenerated',
+        regenerated: 2,
+        orphans: 1,
+        exit: 1,
+        note: 'after the answer, before it was staged: the one unavoidable orphan, reported',
+      },
       { step: 'staged', regenerated: 1, orphans: 0, exit: 0, note: 'after staging: delivered without regenerating' },
       { step: 'delivered', regenerated: 1, orphans: 0, exit: 0, note: 'after the first sink: the second gets the same secret' },
       { step: 'committed', regenerated: 1, orphans: 0, exit: 0, note: 'after the commit: the entry is only erased' },
@@ -200,7 +228,10 @@ describe('crash-safe rotation', () => {
   it('a damaged journal entry stops that name with the file and what to do, and is left as it was', async () => {
     const damaged = fx.emulator.store.add({ name: 'damaged', expiresAt: inDays(1) });
     const fine = fx.emulator.store.add({ name: 'fine', expiresAt: inDays(1) });
-    await policyFor([{ name: 'damaged', id: damaged.id }, { name: 'fine', id: fine.id }]);
+    await policyFor([
+      { name: 'damaged', id: damaged.id },
+      { name: 'fine', id: fine.id },
+    ]);
     const file = join(fx.dir, 'state/journal/damaged.json');
     await rm(join(fx.dir, 'state'), { recursive: true, force: true });
     await writeFile(join(fx.dir, 'placeholder'), '');
@@ -209,7 +240,9 @@ describe('crash-safe rotation', () => {
     const run = await cli();
     expect(run.code).toBe(1);
     const outcomes = JSON.parse(run.stdout) as Array<{ name: string; action: string; error?: { message: string } }>;
-    expect(outcomes.find((o) => o.name === 'damaged')!.error!.message).toMatch(new RegExp(`journal entry ${file} is not valid JSON .*may hold the only copy of a new secret`));
+    expect(outcomes.find((o) => o.name === 'damaged')!.error!.message).toMatch(
+      new RegExp(`journal entry ${file} is not valid JSON .*may hold the only copy of a new secret`),
+    );
     expect(outcomes.find((o) => o.name === 'fine')!.action).toBe('rotated');
     expect(regenerates(damaged.id)).toHaveLength(0);
     expect(await readFile(file, 'utf8')).toBe('{"version":1,"name":"damaged","phase":"staged","staged":{"newId":"x","sec');
@@ -268,7 +301,9 @@ describe('crash-safe rotation', () => {
     await policyFor([]);
     const run = await cli();
     expect(run.code).toBe(1);
-    expect(run.stdout).toMatch(/an unfinished rotation of 'leaving' is in .*journal\/leaving\.json, but 'leaving' is no longer in the policy/);
+    expect(run.stdout).toMatch(
+      /an unfinished rotation of 'leaving' is in .*journal\/leaving\.json, but 'leaving' is no longer in the policy/,
+    );
   });
 
   it('plan shows an interrupted rotation, and changes nothing', async () => {
@@ -277,7 +312,13 @@ describe('crash-safe rotation', () => {
     await cli({ ROTATOR_TEST_FAILPOINT: 'staged' });
     const plan = await runCli(['plan', '--json', ...args()], { cwd: fx.dir });
     fx.results.push(plan);
-    expect(JSON.parse(plan.stdout)).toEqual([expect.objectContaining({ name: 'planned', action: 'rotate', reason: expect.stringMatching(/^an interrupted rotation will be finished first: deliver the staged secret/) })]);
+    expect(JSON.parse(plan.stdout)).toEqual([
+      expect.objectContaining({
+        name: 'planned',
+        action: 'rotate',
+        reason: expect.stringMatching(/^an interrupted rotation will be finished first: deliver the staged secret/),
+      }),
+    ]);
     expect(regenerates()).toHaveLength(1);
   });
 });

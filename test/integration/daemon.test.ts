@@ -1,6 +1,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+
 import { describe, expect, it } from 'vitest';
+
 import { startCli, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
 
@@ -44,11 +46,18 @@ describe('token-rotator daemon (a real process)', () => {
 
   it('checks at start and on a seconds-level schedule, and its metrics follow a rotation', async () => {
     const steady = fx.emulator.store.add({ name: 'steady', expiresAt: new Date(Date.now() + 60 * DAY) });
-    await writePolicy(fx.dir, { version: 1, defaults: { schedule: '*/1 * * * * *' }, tokens: [{ name: 'steady', id: steady.id, sinks: [{ type: 'file', path: 'secrets/steady.token' }] }] });
+    await writePolicy(fx.dir, {
+      version: 1,
+      defaults: { schedule: '*/1 * * * * *' },
+      tokens: [{ name: 'steady', id: steady.id, sinks: [{ type: 'file', path: 'secrets/steady.token' }] }],
+    });
     const { child, done } = daemon();
 
-    expect((await eventually(async () => ((await get('/healthz')).status === 200 ? true : undefined), 'healthz'))).toBe(true);
-    const ready = await eventually(async () => ((await get('/readyz')).status === 200 ? (await get('/readyz')).text : undefined), 'readiness');
+    expect(await eventually(async () => ((await get('/healthz')).status === 200 ? true : undefined), 'healthz')).toBe(true);
+    const ready = await eventually(
+      async () => ((await get('/readyz')).status === 200 ? (await get('/readyz')).text : undefined),
+      'readiness',
+    );
     expect(ready).toMatch(/policy loaded \(1 tokens\); the token service answered/);
 
     // readiness comes with the first answer; the check's outcome reaches the metrics a moment later
@@ -56,7 +65,10 @@ describe('token-rotator daemon (a real process)', () => {
       const text = (await get('/metrics')).text;
       return metric(text, 'token_rotator_token_expiry_timestamp_seconds', 'token="steady"') === undefined ? undefined : text;
     }, 'the first check in the metrics');
-    expect(metric(metrics, 'token_rotator_token_expiry_timestamp_seconds', 'token="steady"')).toBeCloseTo(steady.expiresAt!.getTime() / 1000, 0);
+    expect(metric(metrics, 'token_rotator_token_expiry_timestamp_seconds', 'token="steady"')).toBeCloseTo(
+      steady.expiresAt!.getTime() / 1000,
+      0,
+    );
     expect(metric(metrics, 'token_rotator_rotations_total', 'token="steady",result="success"')).toBeUndefined();
     expect(metric(metrics, 'token_rotator_next_check_timestamp_seconds', 'token="steady"')).toBeGreaterThan(Date.now() / 1000 - 2);
     expect(metrics).toContain('process_resident_memory_bytes');
@@ -67,7 +79,9 @@ describe('token-rotator daemon (a real process)', () => {
       const text = (await get('/metrics')).text;
       return metric(text, 'token_rotator_rotations_total', 'token="steady",result="success"') === 1 ? text : undefined;
     }, 'a rotation in the metrics');
-    expect(metric(metrics, 'token_rotator_token_expiry_timestamp_seconds', 'token="steady"')).toBeGreaterThan(Date.now() / 1000 + 29 * 86400);
+    expect(metric(metrics, 'token_rotator_token_expiry_timestamp_seconds', 'token="steady"')).toBeGreaterThan(
+      Date.now() / 1000 + 29 * 86400,
+    );
     expect(metric(metrics, 'token_rotator_sink_writes_total', 'token="steady",sink="file secrets/steady.token",result="created"')).toBe(1);
     expect(metric(metrics, 'token_rotator_api_requests_total', 'op="regenerate",status="200"')).toBe(1);
     expect(metric(metrics, 'token_rotator_pending_deliveries', 'token="steady"')).toBe(0);
@@ -82,7 +96,10 @@ describe('token-rotator daemon (a real process)', () => {
 
   it('on SIGTERM in the middle of a rotation, finishes it: the secret is delivered, then it exits 0 within 10 s', async () => {
     const token = fx.emulator.store.add({ name: 'busy', expiresAt: new Date(Date.now() + DAY) });
-    await writePolicy(fx.dir, { version: 1, tokens: [{ name: 'busy', id: token.id, sinks: [{ type: 'file', path: 'secrets/busy.token' }] }] });
+    await writePolicy(fx.dir, {
+      version: 1,
+      tokens: [{ name: 'busy', id: token.id, sinks: [{ type: 'file', path: 'secrets/busy.token' }] }],
+    });
     fx.emulator.faults.add({ op: 'regenerate', action: { kind: 'hang', ms: 1500, commit: true } });
     const { child, done } = daemon();
     await eventually(async () => (fx.emulator.requests.some((r) => r.op === 'regenerate') ? true : undefined), 'the regenerate to be sent');
@@ -109,7 +126,10 @@ describe('token-rotator daemon (a real process)', () => {
     await sleep(500);
     expect((await get('/readyz')).text).toMatch(/\(1 tokens\)/);
 
-    await writePolicy(fx.dir, { version: 1, tokens: [...tokens, { name: 'second', id: second.id, sinks: [{ type: 'file', path: 'secrets/second.token' }] }] });
+    await writePolicy(fx.dir, {
+      version: 1,
+      tokens: [...tokens, { name: 'second', id: second.id, sinks: [{ type: 'file', path: 'secrets/second.token' }] }],
+    });
     child.kill('SIGHUP');
     await eventually(async () => ((await get('/readyz')).text.includes('(2 tokens)') ? true : undefined), 'the reload');
 

@@ -1,7 +1,9 @@
-import { createServer, type Server } from 'node:http';
 import { rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startEmulator, type Emulator } from '../../src/emulator/start-emulator.js';
+
+import { type Emulator, startEmulator } from '../../src/emulator/start-emulator.js';
 import { emulatorSecrets, leakCheckedOutputs, runCli, writeEmulatorEnv, writePolicy } from '../helpers/cli.js';
 import { expectNoLeak } from '../helpers/leaks.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -57,10 +59,18 @@ it('posts failures and orphans to a generic webhook and to Slack, success only w
   const result = await runCli(['once', '--config', 'rotation.yaml', '--env-file', env], { cwd: dir });
   expect(result.code).toBe(1);
 
-  const generic = received.filter((r) => r.path === '/generic').map((r) => `${String(r.body.event)}:${String(r.body.token)}`).sort();
+  const generic = received
+    .filter((r) => r.path === '/generic')
+    .map((r) => `${String(r.body.event)}:${String(r.body.token)}`)
+    .sort();
   expect(generic).toEqual(['failure:refused', 'orphan:orphaned', 'success:orphaned']);
   const failure = received.find((r) => r.path === '/generic' && r.body.event === 'failure')!.body;
-  expect(failure).toMatchObject({ token: 'refused', oldId: refused.id, error: { code: 'ERR_API' }, summary: expect.stringMatching(/could not rotate 'refused'.*403/) });
+  expect(failure).toMatchObject({
+    token: 'refused',
+    oldId: refused.id,
+    error: { code: 'ERR_API' },
+    summary: expect.stringMatching(/could not rotate 'refused'.*403/),
+  });
 
   const slack = received.filter((r) => r.path === '/slack').map((r) => String(r.body.text));
   expect(slack).toHaveLength(2); // failure and orphan by default; no success
@@ -74,7 +84,14 @@ it('posts failures and orphans to a generic webhook and to Slack, success only w
 it('refuses, before any network call, a notification whose URL variable is missing or not https', async () => {
   const dir = await makeTempDir();
   const env = await writeEmulatorEnv(emulator, dir, { PLAIN: 'http://hooks.example.com/x' });
-  await writePolicy(dir, { version: 1, notifications: [{ type: 'slack', urlFrom: 'NOPE' }, { type: 'webhook', urlFrom: 'PLAIN' }], tokens: [] });
+  await writePolicy(dir, {
+    version: 1,
+    notifications: [
+      { type: 'slack', urlFrom: 'NOPE' },
+      { type: 'webhook', urlFrom: 'PLAIN' },
+    ],
+    tokens: [],
+  });
   emulator.requests.length = 0;
   const result = await runCli(['once', '--config', 'rotation.yaml', '--env-file', env], { cwd: dir });
   expect(result.code).toBe(2);

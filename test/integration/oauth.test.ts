@@ -1,10 +1,11 @@
 import { exportJWK, exportPKCS8, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { oauthClientCredentials } from '../../src/auth/oauth-client-credentials.js';
 import { fixedClock, systemClock } from '../../src/clock.js';
 import type { AuthSettings } from '../../src/config/env.js';
+import { type Emulator, startEmulator } from '../../src/emulator/start-emulator.js';
 import { AuthError } from '../../src/errors.js';
-import { startEmulator, type Emulator } from '../../src/emulator/start-emulator.js';
 import { Secret } from '../../src/secret.js';
 import { expectNoLeak } from '../helpers/leaks.js';
 
@@ -24,7 +25,11 @@ describe('OAuth client credentials against oidc-provider', () => {
         clients: [
           { clientId: 'basic', clientSecret: BASIC_SECRET },
           { clientId: 'post', clientSecret: POST_SECRET, authMethod: 'client_secret_post' },
-          { clientId: 'jwt', authMethod: 'private_key_jwt', jwks: { keys: [{ ...(await exportJWK(publicKey)), alg: 'ES256', use: 'sig' }] } },
+          {
+            clientId: 'jwt',
+            authMethod: 'private_key_jwt',
+            jwks: { keys: [{ ...(await exportJWK(publicKey)), alg: 'ES256', use: 'sig' }] },
+          },
         ],
       },
     });
@@ -64,7 +69,10 @@ describe('OAuth client credentials against oidc-provider', () => {
   });
 
   it('gets a usable access token with private_key_jwt from a PEM key', async () => {
-    const source = oauthClientCredentials(settings({ clientId: 'jwt', method: 'private_key_jwt', clientSecret: undefined, privateKey: new Secret(privatePem) }), { clock: systemClock, timeoutMs: 5000 });
+    const source = oauthClientCredentials(
+      settings({ clientId: 'jwt', method: 'private_key_jwt', clientSecret: undefined, privateKey: new Secret(privatePem) }),
+      { clock: systemClock, timeoutMs: 5000 },
+    );
     await expectUsable(await source.getAccessToken());
   });
 
@@ -96,7 +104,10 @@ describe('OAuth client credentials against oidc-provider', () => {
   });
 
   it('reports an unreachable authorization server', async () => {
-    const source = oauthClientCredentials(settings({ issuer: new URL('http://127.0.0.1:9/oauth') }), { clock: systemClock, timeoutMs: 2000 });
+    const source = oauthClientCredentials(settings({ issuer: new URL('http://127.0.0.1:9/oauth') }), {
+      clock: systemClock,
+      timeoutMs: 2000,
+    });
     await expect(source.getAccessToken()).rejects.toThrow(/cannot reach the authorization server at http:\/\/127.0.0.1:9\/oauth/);
   });
 });

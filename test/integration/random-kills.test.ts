@@ -1,8 +1,10 @@
-import { readFile, readdir, rm } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startEmulator, type Emulator } from '../../src/emulator/start-emulator.js';
-import { emulatorSecrets, leakCheckedOutputs, runCli, startCli, writeEmulatorEnv, writePolicy, type CliResult } from '../helpers/cli.js';
+
+import { type Emulator, startEmulator } from '../../src/emulator/start-emulator.js';
+import { type CliResult, emulatorSecrets, leakCheckedOutputs, runCli, startCli, writeEmulatorEnv, writePolicy } from '../helpers/cli.js';
 import { expectNoLeak } from '../helpers/leaks.js';
 import { seededRandom } from '../helpers/seeded-random.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -33,7 +35,11 @@ it(`survives ${KILLS} kill -9 at random moments (seed ${SEED}) while ${NAMES.len
   await writePolicy(dir, {
     version: 1,
     defaults: { maxAge: '1s' },
-    tokens: tokens.map((t) => ({ name: t.name, id: t.id, sinks: [0, 1].map((n) => ({ type: 'file', path: `secrets/${t.name}-${n}.token` })) })),
+    tokens: tokens.map((t) => ({
+      name: t.name,
+      id: t.id,
+      sinks: [0, 1].map((n) => ({ type: 'file', path: `secrets/${t.name}-${n}.token` })),
+    })),
   });
   const args = ['once', '--config', 'rotation.yaml', '--env-file', envFile];
   const runs: CliResult[] = [];
@@ -72,12 +78,16 @@ it(`survives ${KILLS} kill -9 at random moments (seed ${SEED}) while ${NAMES.len
   // Long-lived tokens nobody holds the secret of are orphans, and each was reported.
   const delivered = new Set(await Promise.all((await readdir(join(dir, 'secrets'))).map((f) => readFile(join(dir, 'secrets', f), 'utf8'))));
   const horizon = Date.now() + 2 * 3600_000;
-  const unusable = emulator.store.all().filter((t) => NAMES.includes(t.name) && t.expiresAt && t.expiresAt.getTime() > horizon && !delivered.has(t.secret));
+  const unusable = emulator.store
+    .all()
+    .filter((t) => NAMES.includes(t.name) && t.expiresAt && t.expiresAt.getTime() > horizon && !delivered.has(t.secret));
   const reported = runs.reduce((n, r) => n + (r.stderr.match(/ORPHANED TOKEN/g)?.length ?? 0), 0);
   expect(unusable.length).toBeLessThanOrEqual(reported);
 
   const regenerates = emulator.requests.filter((r) => r.op === 'regenerate' && r.committed).length;
-  console.info(`seed ${SEED}: ${kills} kills in ${runs.length} runs, ${regenerates} regenerates applied, ${reported} orphan reports, ${unusable.length} unusable tokens`);
+  console.info(
+    `seed ${SEED}: ${kills} kills in ${runs.length} runs, ${regenerates} regenerates applied, ${reported} orphan reports, ${unusable.length} unusable tokens`,
+  );
 
   expectNoLeak(await leakCheckedOutputs(dir, runs), emulatorSecrets(emulator));
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { backoffUntil } from '../../src/policy/backoff.js';
 
 const AT = new Date('2026-11-22T12:00:00Z');

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { BUILT_IN_DEFAULTS } from '../../src/config/load-policy.js';
 import type { RotationSettings } from '../../src/config/types.js';
 import { decide, type HistoryView } from '../../src/policy/decide.js';
@@ -22,13 +23,51 @@ interface Case {
 }
 
 const cases: Case[] = [
-  { name: 'a token that expired yesterday is rotated as expired', expiresAt: at(-1), action: 'rotate', check: 'tokenExpired', reason: /^expired 1d ago/ },
+  {
+    name: 'a token that expired yesterday is rotated as expired',
+    expiresAt: at(-1),
+    action: 'rotate',
+    check: 'tokenExpired',
+    reason: /^expired 1d ago/,
+  },
   { name: 'a token that expires this very moment counts as expired', expiresAt: NOW, action: 'rotate', check: 'tokenExpired' },
-  { name: 'a token expiring in 3 days is due with the default 7d renewBefore', expiresAt: at(3), action: 'rotate', check: 'tokenNearingExpiry', reason: /expires in 3d, within renewBefore 7d/, dueAt: at(-4) },
-  { name: 'a token expiring in exactly 7 days is due (the window is inclusive)', expiresAt: at(7), action: 'rotate', check: 'tokenNearingExpiry' },
-  { name: 'a token expiring in 8 days is not due, and due in 1 day', expiresAt: at(8), action: 'skip', check: 'notDue', reason: /expires in 8d; due in 1d/, dueAt: at(1) },
-  { name: 'a per-token renewBefore of 10d makes a token 8 days from expiry due', expiresAt: at(8), settings: { renewBefore: { kind: 'duration', ms: 10 * DAY } }, action: 'rotate', check: 'tokenNearingExpiry' },
-  { name: 'a token that never expires is never due without maxAge', expiresAt: null, action: 'skip', check: 'notDue', reason: /never expires; no maxAge/, dueAt: null },
+  {
+    name: 'a token expiring in 3 days is due with the default 7d renewBefore',
+    expiresAt: at(3),
+    action: 'rotate',
+    check: 'tokenNearingExpiry',
+    reason: /expires in 3d, within renewBefore 7d/,
+    dueAt: at(-4),
+  },
+  {
+    name: 'a token expiring in exactly 7 days is due (the window is inclusive)',
+    expiresAt: at(7),
+    action: 'rotate',
+    check: 'tokenNearingExpiry',
+  },
+  {
+    name: 'a token expiring in 8 days is not due, and due in 1 day',
+    expiresAt: at(8),
+    action: 'skip',
+    check: 'notDue',
+    reason: /expires in 8d; due in 1d/,
+    dueAt: at(1),
+  },
+  {
+    name: 'a per-token renewBefore of 10d makes a token 8 days from expiry due',
+    expiresAt: at(8),
+    settings: { renewBefore: { kind: 'duration', ms: 10 * DAY } },
+    action: 'rotate',
+    check: 'tokenNearingExpiry',
+  },
+  {
+    name: 'a token that never expires is never due without maxAge',
+    expiresAt: null,
+    action: 'skip',
+    check: 'notDue',
+    reason: /never expires; no maxAge/,
+    dueAt: null,
+  },
   {
     name: 'a share of the lifetime uses the policy lifetime for a token we did not mint',
     expiresAt: at(9),

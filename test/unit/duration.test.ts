@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { formatDuration, parseDuration } from '../../src/config/duration.js';
 
 const S = 1000;

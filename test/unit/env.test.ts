@@ -1,6 +1,8 @@
 import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { readEnvironment, readSettings } from '../../src/config/env.js';
 import { ConfigError } from '../../src/errors.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -39,7 +41,10 @@ describe('readSettings', () => {
   });
 
   it('reads a static bearer with an org id', () => {
-    const settings = readSettings({ ROTATOR_API_URL: 'https://api.axiom.co', ROTATOR_ACCESS_TOKEN: 'xapt-canary-0002', ROTATOR_ORG_ID: 'acme' }, '/w');
+    const settings = readSettings(
+      { ROTATOR_API_URL: 'https://api.axiom.co', ROTATOR_ACCESS_TOKEN: 'xapt-canary-0002', ROTATOR_ORG_ID: 'acme' },
+      '/w',
+    );
     expect(settings.auth.kind).toBe('static');
     expect(settings.orgId).toBe('acme');
   });
@@ -53,15 +58,24 @@ describe('readSettings', () => {
     ]);
   });
 
-  it.each(['http://127.0.0.1:8080', 'http://127.3.4.5', 'http://localhost:9', 'http://[::1]:80'])('accepts plain http on loopback: %s', (url) => {
-    expect(readSettings({ ...OAUTH, ROTATOR_API_URL: url }, '/w').apiUrl.protocol).toBe('http:');
-  });
+  it.each(['http://127.0.0.1:8080', 'http://127.3.4.5', 'http://localhost:9', 'http://[::1]:80'])(
+    'accepts plain http on loopback: %s',
+    (url) => {
+      expect(readSettings({ ...OAUTH, ROTATOR_API_URL: url }, '/w').apiUrl.protocol).toBe('http:');
+    },
+  );
 
   it('reports every problem at once', () => {
     expect(
       issuesOf(() =>
         readSettings(
-          { ROTATOR_OAUTH_TOKEN_URL: 'ftp://x', ROTATOR_OAUTH_AUTH_METHOD: 'magic', ROTATOR_LOG_LEVEL: 'loud', ROTATOR_CONCURRENCY: '0', ROTATOR_HTTP_TIMEOUT: 'soon' },
+          {
+            ROTATOR_OAUTH_TOKEN_URL: 'ftp://x',
+            ROTATOR_OAUTH_AUTH_METHOD: 'magic',
+            ROTATOR_LOG_LEVEL: 'loud',
+            ROTATOR_CONCURRENCY: '0',
+            ROTATOR_HTTP_TIMEOUT: 'soon',
+          },
           '/w',
         ),
       ),
@@ -78,7 +92,9 @@ describe('readSettings', () => {
   });
 
   it('refuses both a static token and OAuth', () => {
-    expect(issuesOf(() => readSettings({ ...OAUTH, ROTATOR_ACCESS_TOKEN: 'xaat-1234567890' }, '/w'))[0]).toMatch(/^env.ROTATOR_ACCESS_TOKEN: set either a static access token or OAuth/);
+    expect(issuesOf(() => readSettings({ ...OAUTH, ROTATOR_ACCESS_TOKEN: 'xaat-1234567890' }, '/w'))[0]).toMatch(
+      /^env.ROTATOR_ACCESS_TOKEN: set either a static access token or OAuth/,
+    );
   });
 
   it('needs a private key for private_key_jwt, not a secret', () => {
@@ -104,7 +120,10 @@ describe('readEnvironment', () => {
   });
 
   it('reads NAME_FILE in place of NAME, without the trailing newline', () => {
-    const env = readEnvironment({ ROTATOR_OAUTH_CLIENT_SECRET_FILE: join(dir, 'client-secret') }, { envFile: undefined, cwd: '/nonexistent' });
+    const env = readEnvironment(
+      { ROTATOR_OAUTH_CLIENT_SECRET_FILE: join(dir, 'client-secret') },
+      { envFile: undefined, cwd: '/nonexistent' },
+    );
     expect(env.ROTATOR_OAUTH_CLIENT_SECRET).toBe('canary-from-file-0003');
   });
 
@@ -122,7 +141,11 @@ describe('readEnvironment', () => {
     expect(
       issuesOf(() =>
         readEnvironment(
-          { ROTATOR_ACCESS_TOKEN: 'x', ROTATOR_ACCESS_TOKEN_FILE: join(dir, 'client-secret'), ROTATOR_OAUTH_CLIENT_SECRET_FILE: join(dir, 'missing') },
+          {
+            ROTATOR_ACCESS_TOKEN: 'x',
+            ROTATOR_ACCESS_TOKEN_FILE: join(dir, 'client-secret'),
+            ROTATOR_OAUTH_CLIENT_SECRET_FILE: join(dir, 'missing'),
+          },
           { envFile: 'nope.env', cwd: dir },
         ),
       ),

@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseAllDocuments } from 'yaml';
+
 import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+
 import { parsePolicy } from '../../src/config/load-policy.js';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -10,7 +12,9 @@ const root = resolve(import.meta.dirname, '../..');
 const examples: Array<[string, string]> = [
   ['config/rotation.yaml', readFileSync(resolve(root, 'config/rotation.yaml'), 'utf8')],
   ...['cronjob', 'sidecar'].map((name): [string, string] => {
-    const docs = parseAllDocuments(readFileSync(resolve(root, `config/kubernetes/${name}.yaml`), 'utf8')).map((d) => d.toJS() as { kind: string; data?: Record<string, string> });
+    const docs = parseAllDocuments(readFileSync(resolve(root, `config/kubernetes/${name}.yaml`), 'utf8')).map(
+      (d) => d.toJS() as { kind: string; data?: Record<string, string> },
+    );
     return [`config/kubernetes/${name}.yaml`, docs.find((d) => d.kind === 'ConfigMap')!.data!['rotation.yaml']!];
   }),
 ];

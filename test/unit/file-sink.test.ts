@@ -1,9 +1,11 @@
-import { lstat, mkdir, readFile, readdir, stat, symlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+
 import { beforeEach, describe, expect, it } from 'vitest';
+
 import { SinkError } from '../../src/errors.js';
-import { fileSinkFactory, type FileSinkConfig } from '../../src/sinks/file/file-sink.js';
 import { Secret } from '../../src/secret.js';
+import { type FileSinkConfig, fileSinkFactory } from '../../src/sinks/file/file-sink.js';
 import { expectNoLeak } from '../helpers/leaks.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
@@ -54,7 +56,12 @@ describe('file sink', () => {
     expect(await readFile(env.config.path, 'utf8')).toBe(`INGEST_TOKEN=${SECRET}\n`);
     const json = sink(dir, { path: 'a.json', format: 'json' });
     await json.sink.write(new Secret(SECRET), meta, {});
-    expect(JSON.parse(await readFile(json.config.path, 'utf8'))).toEqual({ name: 'ingest', id: 'tok-1', expiresAt: '2026-12-22T12:00:00.000Z', token: SECRET });
+    expect(JSON.parse(await readFile(json.config.path, 'utf8'))).toEqual({
+      name: 'ingest',
+      id: 'tok-1',
+      expiresAt: '2026-12-22T12:00:00.000Z',
+      token: SECRET,
+    });
   });
 
   it('quotes an env value that the dotenv dialect would otherwise misread', async () => {

@@ -1,6 +1,8 @@
 import { mkdir, readdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+
 import { beforeEach, describe, expect, it } from 'vitest';
+
 import { systemClock } from '../../src/clock.js';
 import { fileNameLocks } from '../../src/state/name-lock.js';
 import { makeTempDir } from '../helpers/temp-dir.js';

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { parsePolicy } from '../../src/config/load-policy.js';
 import { ConfigError } from '../../src/errors.js';
 
@@ -39,7 +40,12 @@ describe('parsePolicy', () => {
     const policy = parsePolicy(valid, FILE);
     expect(policy.tokens).toHaveLength(2);
     const [ingest, dash] = policy.tokens;
-    expect(ingest!.settings).toEqual({ renewBefore: { kind: 'duration', ms: 10 * 86400_000 }, overlapMs: 30 * 60_000, lifetimeMs: 30 * 86400_000, maxAgeMs: null });
+    expect(ingest!.settings).toEqual({
+      renewBefore: { kind: 'duration', ms: 10 * 86400_000 },
+      overlapMs: 30 * 60_000,
+      lifetimeMs: 30 * 86400_000,
+      maxAgeMs: null,
+    });
     expect(ingest!.sinks[0]).toMatchObject({ type: 'file', path: '/etc/rotator/secrets/ingest.token', format: 'raw', mode: 0o600 });
     expect(dash!.settings.lifetimeMs).toBeNull();
     expect(dash!.settings.maxAgeMs).toBe(90 * 86400_000);
@@ -47,18 +53,25 @@ describe('parsePolicy', () => {
   });
 
   it('gives each token its check schedule: its own, else the defaults, else every 15 minutes', () => {
-    const policy = parsePolicy(`
+    const policy = parsePolicy(
+      `
 version: 1
 defaults: { schedule: "0 * * * *", timezone: Europe/Berlin }
 tokens:
   - { name: a, id: "1", sinks: [{ type: file, path: a }] }
   - { name: b, id: "2", schedule: "*/10 * * * * *", jitter: 30s, sinks: [{ type: file, path: b }] }
-`, FILE);
+`,
+      FILE,
+    );
     expect(policy.tokens.map((t) => t.schedule)).toEqual([
       { expression: '0 * * * *', timezone: 'Europe/Berlin', jitterMs: 0 },
       { expression: '*/10 * * * * *', timezone: 'Europe/Berlin', jitterMs: 30_000 },
     ]);
-    expect(parsePolicy('version: 1\ntokens: [{ name: a, id: "1", sinks: [{ type: file, path: a }] }]', FILE).tokens[0]!.schedule).toEqual({ expression: '*/15 * * * *', timezone: undefined, jitterMs: 0 });
+    expect(parsePolicy('version: 1\ntokens: [{ name: a, id: "1", sinks: [{ type: file, path: a }] }]', FILE).tokens[0]!.schedule).toEqual({
+      expression: '*/15 * * * *',
+      timezone: undefined,
+      jitterMs: 0,
+    });
   });
 
   it('refuses a schedule that is not cron and a zone that does not exist', () => {
@@ -66,7 +79,9 @@ tokens:
       "defaults.schedule: 'every hour' has 2 fields; a cron schedule has 5 (minute hour day month weekday) or 6 (seconds first)",
       "defaults.timezone: 'Mars/Olympus' is not an IANA time zone such as Europe/Berlin or UTC",
     ]);
-    expect(problems('version: 1\ntokens: [{ name: a, id: "1", schedule: "99 * * * *", sinks: [{ type: file, path: a }] }]')[0]).toMatch(/^tokens\[0\]\.schedule: '99 \* \* \* \*' is not a cron schedule/);
+    expect(problems('version: 1\ntokens: [{ name: a, id: "1", schedule: "99 * * * *", sinks: [{ type: file, path: a }] }]')[0]).toMatch(
+      /^tokens\[0\]\.schedule: '99 \* \* \* \*' is not a cron schedule/,
+    );
   });
 
   it('accepts JSON', () => {
@@ -93,7 +108,7 @@ tokens:
     expect(found).toEqual(
       expect.arrayContaining([
         'tokens[0].sinks[0].path: required',
-        "tokens[1].renewBefore: 'soon' is not a duration such as 90s, 15m, 1h30m, 7d, 2w or ISO 8601 P7D, or a share such as \"33%\"",
+        'tokens[1].renewBefore: \'soon\' is not a duration such as 90s, 15m, 1h30m, 7d, 2w or ISO 8601 P7D, or a share such as "33%"',
         'tokens[1].colour: unknown key (allowed: name, id, renewBefore, overlap, lifetime, maxAge, schedule, timezone, jitter, sinks)',
         'tokens[1].sinks[0].type: unknown sink type "vault"; one of: file',
         'tokens[1].sinks[1].format: must be one of: "raw", "env", "json"',
@@ -128,18 +143,22 @@ tokens:
   });
 
   it('refuses a renewBefore that is not shorter than the lifetime, which would rotate on every run', () => {
-    expect(problems(`
+    expect(
+      problems(`
 version: 1
 defaults: { renewBefore: 30d, lifetime: 30d }
 tokens: [{ name: a, id: "1", sinks: [{ type: file, path: a }] }]
-`)).toEqual(['tokens[0].renewBefore (from defaults): 30d is not shorter than lifetime 30d: every new token would be due at once']);
+`),
+    ).toEqual(['tokens[0].renewBefore (from defaults): 30d is not shorter than lifetime 30d: every new token would be due at once']);
   });
 
   it('refuses a share of the lifetime when the lifetime is never', () => {
-    expect(problems(`
+    expect(
+      problems(`
 version: 1
 tokens: [{ name: a, id: "1", renewBefore: "50%", lifetime: never, sinks: [{ type: file, path: a }] }]
-`)).toEqual(['tokens[0].renewBefore: a share of the lifetime needs a lifetime; lifetime is "never"']);
+`),
+    ).toEqual(['tokens[0].renewBefore: a share of the lifetime needs a lifetime; lifetime is "never"']);
   });
 
   it('refuses a token without sinks: a rotated secret must go somewhere', () => {
@@ -150,9 +169,17 @@ tokens: [{ name: a, id: "1", renewBefore: "50%", lifetime: never, sinks: [{ type
 
   it.each([
     ['a wrong version', 'version: 2\ntokens: []', ['version: must be 1']],
-    ['a name with a slash', 'version: 1\ntokens: [{ name: "../x", id: "1", sinks: [{type: file, path: a}] }]', [expect.stringMatching(/^tokens\[0\]\.name: must start with a letter or digit/)]],
+    [
+      'a name with a slash',
+      'version: 1\ntokens: [{ name: "../x", id: "1", sinks: [{type: file, path: a}] }]',
+      [expect.stringMatching(/^tokens\[0\]\.name: must start with a letter or digit/)],
+    ],
     ['a list where a mapping belongs', 'version: 1\ndefaults: [1]\ntokens: []', ['defaults: expected object, got a list']],
-    ['a share of 100%', 'version: 1\ntokens: [{ name: a, id: "1", renewBefore: "100%", sinks: [{type: file, path: a}] }]', ['tokens[0].renewBefore: a share must be between 0% and 100%, exclusive']],
+    [
+      'a share of 100%',
+      'version: 1\ntokens: [{ name: a, id: "1", renewBefore: "100%", sinks: [{type: file, path: a}] }]',
+      ['tokens[0].renewBefore: a share must be between 0% and 100%, exclusive'],
+    ],
   ])('refuses %s', (_what, text, expected) => {
     expect(problems(text)).toEqual(expected);
   });

@@ -1,9 +1,11 @@
 import { Writable } from 'node:stream';
 import { inspect } from 'node:util';
+
 import { describe, expect, it } from 'vitest';
+
 import { ApiError } from '../../src/errors.js';
 import { createLogger } from '../../src/log/logger.js';
-import { Secret, scrubSecrets } from '../../src/secret.js';
+import { scrubSecrets, Secret } from '../../src/secret.js';
 import { expectNoLeak } from '../helpers/leaks.js';
 
 function capture() {
@@ -39,7 +41,14 @@ describe('Secret', () => {
 describe('logger', () => {
   it('censors secret-named fields wherever they are', () => {
     const { lines, logger } = capture();
-    logger.info({ token: 'xaat-canary-0101', headers: { authorization: 'Bearer canary-0102' }, nested: { clientSecret: 'canary-0103', secret: 'canary-0104' } }, 'fields');
+    logger.info(
+      {
+        token: 'xaat-canary-0101',
+        headers: { authorization: 'Bearer canary-0102' },
+        nested: { clientSecret: 'canary-0103', secret: 'canary-0104' },
+      },
+      'fields',
+    );
     expectNoLeak({ log: lines.join('') }, ['xaat-canary-0101', 'canary-0102', 'canary-0103', 'canary-0104']);
     expect(lines.join('')).toContain('[REDACTED]');
   });

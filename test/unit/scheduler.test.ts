@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+
 import { BUILT_IN_DEFAULTS } from '../../src/config/load-policy.js';
 import type { TokenPolicy } from '../../src/config/types.js';
 import { CheckScheduler } from '../../src/daemon/scheduler.js';
@@ -24,7 +25,11 @@ describe('CheckScheduler', () => {
   it('checks each token on its own schedule and reports the next run', async () => {
     const checks: string[] = [];
     const next = new Map<string, Date | null>();
-    const scheduler = new CheckScheduler(async (t) => void checks.push(t.name), silent, (name, at) => next.set(name, at));
+    const scheduler = new CheckScheduler(
+      async (t) => void checks.push(t.name),
+      silent,
+      (name, at) => next.set(name, at),
+    );
     scheduler.schedule([token('fast', '*/5 * * * * *'), token('slow', '0 * * * *')]);
     expect(next.get('fast')).toEqual(new Date('2026-11-22T12:00:05.000Z'));
     expect(next.get('slow')).toEqual(new Date('2026-11-22T13:00:00.000Z'));

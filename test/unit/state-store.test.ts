@@ -1,6 +1,8 @@
-import { readFile, stat, writeFile, mkdir } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+
 import { beforeEach, describe, expect, it } from 'vitest';
+
 import { StateError } from '../../src/errors.js';
 import { fileStateStore } from '../../src/state/file-state-store.js';
 import { recordRotation, resolveLineage } from '../../src/state/lineage.js';
@@ -18,7 +20,12 @@ describe('lineage', () => {
 
   it('follows the rotated id, not the policy id, once rotated', () => {
     const first = resolveLineage({ name: 'a', id: 'p1' }, undefined, NOW).record;
-    const rotated = recordRotation(first, { newId: 'n1', newExpiresAt: LATER, existingTokenExpiresAt: new Date(NOW.getTime() + 3600_000), now: NOW });
+    const rotated = recordRotation(first, {
+      newId: 'n1',
+      newExpiresAt: LATER,
+      existingTokenExpiresAt: new Date(NOW.getTime() + 3600_000),
+      now: NOW,
+    });
     const again = resolveLineage({ name: 'a', id: 'p1' }, rotated, LATER);
     expect(again.adopted).toBeUndefined();
     expect(again.record.currentId).toBe('n1');
@@ -67,7 +74,9 @@ describe('file state store', () => {
   ])('refuses %s, naming the file and what to do', async (_what, content, message) => {
     await mkdir(join(dir, 'tokens'), { recursive: true });
     await writeFile(join(dir, 'tokens', 'ingest.json'), content);
-    const error = (await fileStateStore(dir).read('ingest').catch((e: unknown) => e)) as StateError;
+    const error = (await fileStateStore(dir)
+      .read('ingest')
+      .catch((e: unknown) => e)) as StateError;
     expect(error).toBeInstanceOf(StateError);
     expect(error.message).toMatch(message);
     expect(error.message).toContain(join(dir, 'tokens', 'ingest.json'));

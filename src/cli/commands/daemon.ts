@@ -1,11 +1,11 @@
 import { systemClock } from '../../clock.js';
-import { ConfigError } from '../../errors.js';
 import { startDaemon } from '../../daemon/start-daemon.js';
+import { ConfigError } from '../../errors.js';
 import { createLogger } from '../../log/logger.js';
 import { createNotifier } from '../../notify/notifier.js';
 import { warnIfJournalUnsealed } from '../build-deps.js';
-import { EXIT, type CliIo } from '../io.js';
-import { loadRuntime, type GlobalOptions } from '../load-runtime.js';
+import { type CliIo, EXIT } from '../io.js';
+import { type GlobalOptions, loadRuntime } from '../load-runtime.js';
 
 export const DEFAULT_LISTEN = '127.0.0.1:9464';
 /** SIGTERM to exit: Kubernetes waits 30 s by default; we promise 10. */
@@ -23,19 +23,36 @@ export async function daemonCommand(options: GlobalOptions & { listen?: string }
   const runtime = await loadRuntime(options, io);
   const listenText = options.listen ?? (runtime.env.ROTATOR_LISTEN || DEFAULT_LISTEN);
   const listen = parseListen(listenText);
-  if (!listen) throw new ConfigError([{ path: options.listen ? '--listen' : 'env.ROTATOR_LISTEN', message: `'${listenText}' is not HOST:PORT, such as 127.0.0.1:9464 or [::]:9464` }]);
+  if (!listen)
+    throw new ConfigError([
+      {
+        path: options.listen ? '--listen' : 'env.ROTATOR_LISTEN',
+        message: `'${listenText}' is not HOST:PORT, such as 127.0.0.1:9464 or [::]:9464`,
+      },
+    ]);
 
   const logger = createLogger({ level: runtime.settings.logLevel });
   warnIfJournalUnsealed(runtime.settings, logger);
   let daemon;
   try {
     const notify = createNotifier(runtime.notificationTargets, logger);
-    daemon = await startDaemon({ settings: runtime.settings, policy: runtime.policy, notify, listen, logger, clock: systemClock, env: io.env });
+    daemon = await startDaemon({
+      settings: runtime.settings,
+      policy: runtime.policy,
+      notify,
+      listen,
+      logger,
+      clock: systemClock,
+      env: io.env,
+    });
   } catch (error) {
     logger.fatal({ err: error, listen: listenText }, 'cannot start the daemon');
     return EXIT.failed;
   }
-  logger.info({ listen: daemon.url, tokens: runtime.policy.tokens.length }, 'daemon started; health on /healthz, readiness on /readyz, metrics on /metrics');
+  logger.info(
+    { listen: daemon.url, tokens: runtime.policy.tokens.length },
+    'daemon started; health on /healthz, readiness on /readyz, metrics on /metrics',
+  );
 
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     const reload = () => void daemon.reload();

@@ -1,11 +1,12 @@
 import { resolve } from 'node:path';
+
 import { isLoopbackHost } from '../../config/env.js';
-import { ConfigError } from '../../errors.js';
 import { loadSeedFile } from '../../emulator/seed.js';
 import { startEmulator } from '../../emulator/start-emulator.js';
+import { ConfigError } from '../../errors.js';
 import { writeFileAtomic } from '../../fs/atomic-write.js';
 import { formatTable, shortDate } from '../format-table.js';
-import { EXIT, type CliIo } from '../io.js';
+import { type CliIo, EXIT } from '../io.js';
 
 export interface EmulatorCommandOptions {
   host: string;
@@ -30,16 +31,33 @@ function processStopped(): Promise<string> {
 export async function emulatorCommand(options: EmulatorCommandOptions, io: CliIo, untilStopped = processStopped): Promise<number> {
   const host = options.host.replace(/^\[(.*)\]$/, '$1');
   if (!isLoopbackHost(host) && host !== '::1') {
-    throw new ConfigError([{ path: '--host', message: 'the emulator has an unauthenticated control API; it only listens on loopback (127.0.0.1, ::1, localhost)' }]);
+    throw new ConfigError([
+      {
+        path: '--host',
+        message: 'the emulator has an unauthenticated control API; it only listens on loopback (127.0.0.1, ::1, localhost)',
+      },
+    ]);
   }
   const seed = options.seed ? await loadSeedFile(resolve(io.cwd, options.seed)) : undefined;
-  const emulator = await startEmulator({ host, port: options.port, seed: seed as Record<string, unknown> | undefined, latencyMs: options.latency, rateLimitPerMinute: options.rateLimit });
+  const emulator = await startEmulator({
+    host,
+    port: options.port,
+    seed: seed as Record<string, unknown> | undefined,
+    latencyMs: options.latency,
+    rateLimitPerMinute: options.rateLimit,
+  });
   try {
     const env = emulator.rotatorEnv();
     let secretNote = 'client secret: not shown; start with --env-out FILE to have it written to a 0600 env file';
     if (options.envOut) {
       const file = resolve(io.cwd, options.envOut);
-      await writeFileAtomic(file, Object.entries(env).map(([k, v]) => `${k}=${v}`).join('\n') + '\n', { mode: 0o600 });
+      await writeFileAtomic(
+        file,
+        Object.entries(env)
+          .map(([k, v]) => `${k}=${v}`)
+          .join('\n') + '\n',
+        { mode: 0o600 },
+      );
       secretNote = `settings and client secret written to ${options.envOut} (use: token-rotator once --env-file ${options.envOut})`;
     }
     io.stdout.write(
@@ -52,7 +70,12 @@ export async function emulatorCommand(options: EmulatorCommandOptions, io: CliIo
     );
     const tokens = emulator.store.all();
     if (tokens.length) {
-      io.stdout.write(formatTable(['TOKEN', 'ID', 'EXPIRES'], tokens.map((t) => [t.name, t.id, shortDate(t.expiresAt?.toISOString() ?? null)])));
+      io.stdout.write(
+        formatTable(
+          ['TOKEN', 'ID', 'EXPIRES'],
+          tokens.map((t) => [t.name, t.id, shortDate(t.expiresAt?.toISOString() ?? null)]),
+        ),
+      );
     }
     io.stdout.write('\nCtrl-C to stop.\n');
     await untilStopped();

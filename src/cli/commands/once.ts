@@ -4,8 +4,8 @@ import { createNotifier } from '../../notify/notifier.js';
 import { runOnce } from '../../rotation/run-once.js';
 import { buildRotationDeps, warnIfJournalUnsealed } from '../build-deps.js';
 import { formatOutcomes } from '../format-outcomes.js';
-import { EXIT, type CliIo } from '../io.js';
-import { loadRuntime, type GlobalOptions } from '../load-runtime.js';
+import { type CliIo, EXIT } from '../io.js';
+import { type GlobalOptions, loadRuntime } from '../load-runtime.js';
 
 /** One pass over every token: rotate what is due. Exit 1 when any token failed. */
 export async function onceCommand(options: GlobalOptions & { json?: boolean }, io: CliIo): Promise<number> {

@@ -3,8 +3,8 @@ import { createLogger } from '../../log/logger.js';
 import { planAll, type PlanEntry } from '../../rotation/plan.js';
 import { buildRotationDeps } from '../build-deps.js';
 import { formatTable, shortDate } from '../format-table.js';
-import { EXIT, type CliIo } from '../io.js';
-import { loadRuntime, type GlobalOptions } from '../load-runtime.js';
+import { type CliIo, EXIT } from '../io.js';
+import { type GlobalOptions, loadRuntime } from '../load-runtime.js';
 
 function formatPlan(entries: PlanEntry[]): string {
   return formatTable(

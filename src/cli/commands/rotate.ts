@@ -1,4 +1,5 @@
 import { createInterface } from 'node:readline/promises';
+
 import { systemClock } from '../../clock.js';
 import { formatDuration, parseDuration } from '../../config/duration.js';
 import { ConfigError, type ConfigIssue } from '../../errors.js';
@@ -7,8 +8,8 @@ import { createNotifier } from '../../notify/notifier.js';
 import { rotateToken } from '../../rotation/rotate-token.js';
 import { buildRotationDeps, warnIfJournalUnsealed } from '../build-deps.js';
 import { formatOutcomes } from '../format-outcomes.js';
-import { EXIT, type CliIo } from '../io.js';
-import { loadRuntime, type GlobalOptions } from '../load-runtime.js';
+import { type CliIo, EXIT } from '../io.js';
+import { type GlobalOptions, loadRuntime } from '../load-runtime.js';
 
 export interface RotateCommandOptions extends GlobalOptions {
   revokeNow?: boolean;
@@ -39,7 +40,11 @@ export async function rotateCommand(names: string[], options: RotateCommandOptio
   const issues: ConfigIssue[] = [];
   const known = new Map(policy.tokens.map((t) => [t.name, t]));
   for (const name of names) {
-    if (!known.has(name)) issues.push({ path: `rotate ${name}`, message: `no token of that name in the policy; known: ${[...known.keys()].join(', ') || '(none)'}` });
+    if (!known.has(name))
+      issues.push({
+        path: `rotate ${name}`,
+        message: `no token of that name in the policy; known: ${[...known.keys()].join(', ') || '(none)'}`,
+      });
   }
   let overlapMs: number | undefined;
   if (options.revokeNow) overlapMs = 0;
@@ -53,7 +58,11 @@ export async function rotateCommand(names: string[], options: RotateCommandOptio
   const reason = options.reason?.trim() || 'no reason given';
   if (io.stdin?.isTTY && !options.yes) {
     const what =
-      overlapMs === undefined ? "keep working for the policy's overlap" : overlapMs === 0 ? 'stop working now' : `keep working for ${formatDuration(overlapMs)} at most`;
+      overlapMs === undefined
+        ? "keep working for the policy's overlap"
+        : overlapMs === 0
+          ? 'stop working now'
+          : `keep working for ${formatDuration(overlapMs)} at most`;
     if (!(await confirm(io, `Rotate ${names.join(', ')} now? The current tokens ${what}. [y/N] `))) {
       io.stderr.write('not rotated\n');
       return EXIT.failed;

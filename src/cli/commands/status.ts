@@ -1,11 +1,11 @@
 import { systemClock } from '../../clock.js';
-import { tokenStatus, unreadableStatus, type TokenStatus } from '../../rotation/token-status.js';
+import { type TokenStatus, tokenStatus, unreadableStatus } from '../../rotation/token-status.js';
 import { createSink, sinkTarget } from '../../sinks/registry.js';
 import { fileJournal } from '../../state/file-journal.js';
 import { fileStateStore } from '../../state/file-state-store.js';
 import { formatTable, shortDate } from '../format-table.js';
-import { EXIT, type CliIo } from '../io.js';
-import { loadRuntime, type GlobalOptions } from '../load-runtime.js';
+import { type CliIo, EXIT } from '../io.js';
+import { type GlobalOptions, loadRuntime } from '../load-runtime.js';
 
 function formatStatus(rows: TokenStatus[]): string {
   return formatTable(
@@ -17,7 +17,9 @@ function formatStatus(rows: TokenStatus[]): string {
       s.lastRotatedAt ? shortDate(s.lastRotatedAt) : '-',
       s.nextDueAt ? shortDate(s.nextDueAt) : 'never',
       s.pending.length ? s.pending.join(', ') : '-',
-      s.lastError ? `${s.lastError.message}${s.consecutiveFailures ? ` (${s.consecutiveFailures}x${s.backoffUntil ? `, backing off until ${shortDate(s.backoffUntil)}` : ''})` : ''}` : '-',
+      s.lastError
+        ? `${s.lastError.message}${s.consecutiveFailures ? ` (${s.consecutiveFailures}x${s.backoffUntil ? `, backing off until ${shortDate(s.backoffUntil)}` : ''})` : ''}`
+        : '-',
     ]),
   );
 }

@@ -1,6 +1,7 @@
 import { relative } from 'node:path';
-import { EXIT, type CliIo } from '../io.js';
-import { loadRuntime, type GlobalOptions } from '../load-runtime.js';
+
+import { type CliIo, EXIT } from '../io.js';
+import { type GlobalOptions, loadRuntime } from '../load-runtime.js';
 
 /** Policy and environment checks, no network: exit 0, or 2 with every problem listed. */
 export async function validateCommand(options: GlobalOptions, io: CliIo): Promise<number> {

@@ -1,12 +1,14 @@
 import { isAbsolute, relative, resolve } from 'node:path';
+
 import { z } from 'zod';
+
 import { fromZodIssues } from '../../config/issues.js';
 import { strictObject } from '../../config/strict-object.js';
 import { SinkError } from '../../errors.js';
 import { writeFileAtomic } from '../../fs/atomic-write.js';
 import type { Secret } from '../../secret.js';
 import type { Sink, SinkFactory } from '../sink.js';
-import { FILE_FORMATS, renderFile, type FileFormat } from './file-format.js';
+import { FILE_FORMATS, type FileFormat, renderFile } from './file-format.js';
 
 export interface FileSinkConfig {
   type: 'file';
@@ -43,7 +45,7 @@ export const fileSinkFactory: SinkFactory<FileSinkConfig> = {
     if (!parsed.success) return { ok: false, issues: fromZodIssues(parsed.error.issues) };
     const { path, format, key, mode } = parsed.data;
     if (key !== undefined && format !== 'env') {
-      return { ok: false, issues: [{ path: 'key', message: "only used with format: env" }] };
+      return { ok: false, issues: [{ path: 'key', message: 'only used with format: env' }] };
     }
     return {
       ok: true,
