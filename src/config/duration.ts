@@ -14,11 +14,28 @@ const UNIT_MS: Record<string, number> = { w: WEEK, d: DAY, h: HOUR, m: MINUTE, s
 const COMPACT = /^(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+)s)?(?:(\d+)ms)?$/;
 const ISO = /^P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/;
 
+/**
+ * 100 years. A duration is added to "now" (a new token's expiry, an overlap's end, a maxAge deadline),
+ * and a Date ends in year 275760: an unbounded one parses and then fails every run with "Invalid
+ * time value". 100 years keeps any sum of a few of them far inside that range and inside what the
+ * service accepts. It is also far below 2^53: a number too big to be read exactly is above it, so it
+ * is refused rather than silently rounded.
+ */
+export const MAX_DURATION_MS = 36500 * DAY;
+
 export type DurationResult = { ok: true; ms: number } | { ok: false; message: string };
 
 export const DURATION_HELP = 'a duration such as 90s, 15m, 1h30m, 7d, 2w or ISO 8601 P7D';
 
 export function parseDuration(input: string): DurationResult {
+  const result = parseUnbounded(input);
+  if (result.ok && result.ms > MAX_DURATION_MS) {
+    return { ok: false, message: `'${input}' is too long: a duration may be at most ${MAX_DURATION_MS / DAY}d (about 100 years)` };
+  }
+  return result;
+}
+
+function parseUnbounded(input: string): DurationResult {
   const text = input.trim();
   if (text === '') return { ok: false, message: `empty; expected ${DURATION_HELP}` };
 

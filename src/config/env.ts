@@ -79,7 +79,7 @@ export function readEnvironment(env: Env, options: { envFile: string | undefined
     try {
       fromFile = parseDotenv(readFileSync(resolve(options.cwd, envFile)));
     } catch (error) {
-      issues.push({ path: `--env-file ${envFile}`, message: `cannot read: ${(error as NodeJS.ErrnoException).code ?? error}` });
+      issues.push({ path: `--dotenv ${envFile}`, message: `cannot read: ${(error as NodeJS.ErrnoException).code ?? error}` });
     }
   }
   const merged: Record<string, string | undefined> = { ...fromFile, ...env };
@@ -220,6 +220,12 @@ function positiveInteger(env: Env, name: string, fallback: number, max: number, 
   return n;
 }
 
+/**
+ * The timeout is a timer, and Node fires a timer of more than 2^31-1 ms (about 24.8 days) after 1 ms,
+ * which would fail every request. A request that needs more than 10 minutes is stuck anyway.
+ */
+const MAX_HTTP_TIMEOUT_MS = 10 * 60_000;
+
 /** Checks the whole environment at once and throws every problem together. No network, no writes. */
 export function readSettings(env: Env, cwd: string): Settings {
   const issues: ConfigIssue[] = [];
@@ -229,8 +235,8 @@ export function readSettings(env: Env, cwd: string): Settings {
   let httpTimeoutMs = 30_000;
   if (present(env, 'ROTATOR_HTTP_TIMEOUT')) {
     const parsed = parseDuration(env.ROTATOR_HTTP_TIMEOUT!);
-    if (!parsed.ok || parsed.ms < 1000)
-      issues.push({ path: 'env.ROTATOR_HTTP_TIMEOUT', message: 'must be a duration of at least 1s, such as 30s' });
+    if (!parsed.ok || parsed.ms < 1000 || parsed.ms > MAX_HTTP_TIMEOUT_MS)
+      issues.push({ path: 'env.ROTATOR_HTTP_TIMEOUT', message: 'must be a duration from 1s to 10m, such as 30s' });
     else httpTimeoutMs = parsed.ms;
   }
   const concurrency = positiveInteger(env, 'ROTATOR_CONCURRENCY', 4, 64, issues);

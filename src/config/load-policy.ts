@@ -1,14 +1,13 @@
-import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-
-import { parseDocument } from 'yaml';
 
 import { ConfigError, type ConfigIssue } from '../errors.js';
 import { isSinkType, type SinkConfig, sinkFactories } from '../sinks/registry.js';
 import { formatDuration } from './duration.js';
 import { fromZodIssues } from './issues.js';
 import { policySchema, type RawSettings } from './policy-schema.js';
+import { policySizeIssue, readPolicyText } from './policy-text.js';
 import type { CheckSchedule, Policy, RotationSettings, TokenPolicy } from './types.js';
+import { yamlValue } from './yaml-value.js';
 
 export const DEFAULT_SCHEDULE: CheckSchedule = { expression: '*/15 * * * *', timezone: undefined, jitterMs: 0 };
 
@@ -22,29 +21,13 @@ export const BUILT_IN_DEFAULTS: RotationSettings = {
 /** Reads and checks a policy file; every problem is collected and thrown together as a ConfigError. */
 export async function loadPolicy(path: string): Promise<Policy> {
   const file = resolve(path);
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : String(code);
-    throw new ConfigError([{ path: path, message: `cannot read policy file: ${why}` }]);
-  }
-  return parsePolicy(text, file);
+  return parsePolicy(await readPolicyText(path, file), file);
 }
 
 export function parsePolicy(text: string, file: string): Policy {
-  // YAML 1.2 is a superset of JSON, so one parser serves both, with line numbers for both.
-  const document = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
-  if (document.errors.length > 0) {
-    throw new ConfigError(
-      document.errors.map((e) => ({
-        path: `${file}:${e.linePos?.[0]?.line ?? '?'}:${e.linePos?.[0]?.col ?? '?'}`,
-        message: (e.message.split('\n')[0] ?? e.message).replace(/ at line \d+, column \d+:?$/, ''),
-      })),
-    );
-  }
-  const raw = document.toJS() as unknown;
+  const tooBig = policySizeIssue(text, file);
+  if (tooBig) throw new ConfigError([tooBig]);
+  const raw = yamlValue(text, file);
   const parsed = policySchema.safeParse(raw, { reportInput: true });
   const issues: ConfigIssue[] = parsed.success ? [] : fromZodIssues(parsed.error.issues);
   // Sinks are checked even when the rest is malformed, so one run reports every problem.

@@ -2,6 +2,7 @@ import cron from 'node-cron';
 import { z } from 'zod';
 
 import { notificationSchema } from '../notify/notification-config.js';
+import { tokenIdProblem } from '../token-id.js';
 import { DURATION_HELP, parseDuration } from './duration.js';
 import { durationSchema } from './duration-schema.js';
 import { strictObject } from './strict-object.js';
@@ -28,8 +29,15 @@ const renewBefore = z
     return { kind: 'duration', ms: parsed.ms };
   });
 
-const lifetime = z.union([z.literal('never'), duration], {
-  error: `must be ${DURATION_HELP}, or "never"`,
+// One transform rather than a union: a union would hide why a duration was refused (such as too long).
+const lifetime = z.string({ error: `must be ${DURATION_HELP}, or "never"` }).transform((text, ctx): 'never' | number => {
+  if (text.trim() === 'never') return 'never';
+  const parsed = parseDuration(text);
+  if (!parsed.ok) {
+    ctx.issues.push({ code: 'custom', message: `${parsed.message}, or "never"`, input: text });
+    return z.NEVER;
+  }
+  return parsed.ms;
 });
 
 const maxAge = duration.nullable();
@@ -60,6 +68,16 @@ const timezone = z.string().superRefine((zone, ctx) => {
   }
 });
 
+/**
+ * Jitter becomes node-cron's maxRandomDelay, the bound of a random setTimeout, and Node fires a
+ * timeout of more than 2^31-1 ms (about 24.8 days) after 1 ms: a longer jitter would often mean none.
+ */
+const MAX_JITTER_MS = 24 * 24 * 3600_000;
+
+const jitter = duration.pipe(
+  z.number().max(MAX_JITTER_MS, 'must be at most 24d: jitter is a timer delay, and a timer cannot wait longer than about 24.8 days'),
+);
+
 /** The rotation settings shared by `defaults` and each token; every one is optional in both places. */
 const settingsShape = {
   renewBefore: renewBefore.optional(),
@@ -70,7 +88,7 @@ const settingsShape = {
   schedule: schedule.optional(),
   timezone: timezone.optional(),
   /** A random delay of up to this much before each scheduled check, to spread load. */
-  jitter: duration.optional(),
+  jitter: jitter.optional(),
 };
 
 export const TOKEN_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -79,7 +97,11 @@ const tokenSchema = strictObject({
   name: z
     .string()
     .regex(TOKEN_NAME_PATTERN, 'must start with a letter or digit and hold only letters, digits, ".", "_" and "-" (at most 128)'),
-  id: z.string().min(1, 'must not be empty'),
+  // The id goes into URLs as one path segment; `..` or `a/b` would address another resource.
+  id: z.string().superRefine((id, ctx) => {
+    const problem = tokenIdProblem(id);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+  }),
   ...settingsShape,
   // Each sink is checked by its own type's parser, so here only the shape of the list is.
   sinks: z

@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 
-import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 
 import { durationSchema } from '../config/duration-schema.js';
 import { fromZodIssues } from '../config/issues.js';
+import { yamlValue } from '../config/yaml-value.js';
 import { ConfigError } from '../errors.js';
 
 const duration = durationSchema;
@@ -57,11 +57,6 @@ export async function loadSeedFile(path: string): Promise<unknown> {
   } catch (error) {
     throw new ConfigError([{ path, message: `cannot read seed file: ${(error as NodeJS.ErrnoException).code}` }]);
   }
-  let data: unknown;
-  try {
-    data = parseYaml(text);
-  } catch (error) {
-    throw new ConfigError([{ path, message: `not YAML or JSON: ${(error as Error).message.split('\n')[0]}` }]);
-  }
-  return data;
+  // The same reader as the policy: syntax and alias problems at file:line:col, never a stack trace.
+  return yamlValue(text, path);
 }

@@ -35,6 +35,41 @@ describe('parseDuration', () => {
   it('says why months and years are refused', () => {
     expect(parseDuration('P1M')).toMatchObject({ ok: false, message: expect.stringContaining('no fixed length') });
   });
+
+  it.each(['36500d', '5214w2d', 'P36500D', 'P5214W2D', '876000h', `${36500 * D}ms`])(
+    'reads %s, the longest duration allowed (100 years)',
+    (text) => {
+      expect(parseDuration(text)).toEqual({ ok: true, ms: 36500 * D });
+    },
+  );
+
+  it.each([
+    // From now, past the last date a Date can hold (year 275760): every run would die on "Invalid time value".
+    '20000000w',
+    'P20000000W',
+    '36500d1ms',
+    'P36500DT1S',
+    '5215w',
+    '876001h',
+    // Not safe integers: Number() would round them, so the value read would not be the value written.
+    '9007199254740993ms',
+    '99999999999999999999w',
+    `${'9'.repeat(40)}s`,
+    `PT${'9'.repeat(40)}.5S`,
+  ])('refuses %s as too long rather than overflowing or rounding', (text) => {
+    expect(parseDuration(text)).toEqual({
+      ok: false,
+      message: `'${text}' is too long: a duration may be at most 36500d (about 100 years)`,
+    });
+  });
+
+  it('refuses a number too big for a double (it would read as Infinity) with the same message', () => {
+    const text = `${'9'.repeat(400)}s`;
+    expect(parseDuration(text)).toEqual({
+      ok: false,
+      message: `'${text}' is too long: a duration may be at most 36500d (about 100 years)`,
+    });
+  });
 });
 
 describe('formatDuration', () => {

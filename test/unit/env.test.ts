@@ -82,12 +82,24 @@ describe('readSettings', () => {
     ).toEqual([
       'env.ROTATOR_API_URL: required',
       'env.ROTATOR_CONCURRENCY: must be a whole number from 1 to 64',
-      'env.ROTATOR_HTTP_TIMEOUT: must be a duration of at least 1s, such as 30s',
+      'env.ROTATOR_HTTP_TIMEOUT: must be a duration from 1s to 10m, such as 30s',
       'env.ROTATOR_LOG_LEVEL: must be one of: fatal, error, warn, info, debug, trace, silent',
       'env.ROTATOR_OAUTH_AUTH_METHOD: must be one of: client_secret_basic, client_secret_post, private_key_jwt',
       'env.ROTATOR_OAUTH_CLIENT_ID: required with OAuth',
       'env.ROTATOR_OAUTH_CLIENT_SECRET: required with client_secret_basic (or set ROTATOR_OAUTH_CLIENT_SECRET_FILE)',
       'env.ROTATOR_OAUTH_TOKEN_URL: must be an https:// URL',
+    ]);
+  });
+
+  it('reads an HTTP timeout of up to 10 minutes', () => {
+    expect(readSettings({ ...OAUTH, ROTATOR_HTTP_TIMEOUT: '10m' }, '/w').httpTimeoutMs).toBe(600_000);
+    expect(readSettings({ ...OAUTH, ROTATOR_HTTP_TIMEOUT: '1s' }, '/w').httpTimeoutMs).toBe(1000);
+  });
+
+  // The timeout is a timer: past 2^31-1 ms (about 24.8 days) Node fires it at once, so no request could succeed.
+  it.each(['10m1s', '30d', '20000000w', '999ms'])('refuses an HTTP timeout of %s, naming what is allowed', (value) => {
+    expect(issuesOf(() => readSettings({ ...OAUTH, ROTATOR_HTTP_TIMEOUT: value }, '/w'))).toEqual([
+      'env.ROTATOR_HTTP_TIMEOUT: must be a duration from 1s to 10m, such as 30s',
     ]);
   });
 
@@ -150,7 +162,7 @@ describe('readEnvironment', () => {
         ),
       ),
     ).toEqual([
-      '--env-file nope.env: cannot read: ENOENT',
+      '--dotenv nope.env: cannot read: ENOENT',
       'env.ROTATOR_ACCESS_TOKEN_FILE: both ROTATOR_ACCESS_TOKEN and ROTATOR_ACCESS_TOKEN_FILE are set; set one',
       `env.ROTATOR_OAUTH_CLIENT_SECRET_FILE: cannot read ${join(dir, 'missing')}: ENOENT`,
     ]);

@@ -1,19 +1,11 @@
 import { describe, expect, it } from 'vitest';
 
 import { parsePolicy } from '../../src/config/load-policy.js';
-import { ConfigError } from '../../src/errors.js';
+import { policyProblems } from '../helpers/config-problems.js';
 
 const FILE = '/etc/rotator/rotation.yaml';
 
-function problems(text: string): string[] {
-  try {
-    parsePolicy(text, FILE);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.issues.map((i) => `${i.path}: ${i.message}`);
-    throw error;
-  }
-  throw new Error('expected the policy to be refused');
-}
+const problems = (text: string) => policyProblems(text, FILE);
 
 const valid = `
 version: 1
