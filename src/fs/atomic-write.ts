@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { lstat, mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
+import { lstat, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+
+import { folderModeFor, makeFolders } from './make-folders.js';
 
 export type WriteResult = 'created' | 'updated' | 'unchanged';
 
@@ -11,8 +13,9 @@ export class RefusedWriteError extends Error {
 /**
  * Writes `data` to `target` so that a reader sees either the old content or the new, never a part:
  * a temporary file in the same folder, fsync, rename, fsync of the folder. Missing folders are
- * created with `dirMode`. A symlink or anything but a regular file at `target` is refused, so the
- * write cannot be redirected to a file someone else chose.
+ * created with exactly `dirMode`, by default the narrowest that lets whoever may read the file reach
+ * it (see `folderModeFor`); existing folders are not touched. A symlink or anything but a regular
+ * file at `target` is refused, so the write cannot be redirected to a file someone else chose.
  *
  * Writes to one target must not overlap (ours are serialised by the name lock): any temporary file
  * of the target found here is then a leftover of a crashed write, and is removed, since it may hold
@@ -24,7 +27,7 @@ export async function writeFileAtomic(
   options: { mode: number; dirMode?: number },
 ): Promise<WriteResult> {
   const dir = dirname(target);
-  await mkdir(dir, { recursive: true, mode: options.dirMode ?? 0o700 });
+  await makeFolders(dir, options.dirMode ?? folderModeFor(options.mode));
   const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
   await removeCrashLeftovers(target);
 

@@ -21,3 +21,8 @@ export function createSink(config: SinkConfig) {
 export function sinkTarget(config: SinkConfig): string {
   return sinkFactories[config.type].target(config);
 }
+
+/** The real local location of a sink's destination; undefined for sink types that write elsewhere. */
+export function sinkLocalPath(config: SinkConfig): string | undefined {
+  return sinkFactories[config.type].localPath?.(config);
+}

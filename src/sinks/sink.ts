@@ -37,5 +37,10 @@ export interface SinkFactory<C extends { type: string }> {
   parse(raw: unknown, context: SinkParseContext): SinkParseResult<C>;
   /** A stable identity of the destination, so two tokens cannot be configured to write to one place. */
   target(config: C): string;
+  /**
+   * Where the destination really is on this machine (links resolved), for sink types that write to
+   * the local file system; used to keep sinks off the files the tool itself depends on.
+   */
+  localPath?(config: C): string;
   create(config: C): Sink;
 }

@@ -1,6 +1,7 @@
-import { lstat, mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readdir, readFile, realpath, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
+import { parse } from 'dotenv';
 import { beforeEach, describe, expect, it } from 'vitest';
 
 import { SinkError } from '../../src/errors.js';
@@ -21,7 +22,8 @@ function sink(dir: string, raw: Record<string, unknown>) {
 describe('file sink', () => {
   let dir: string;
   beforeEach(async () => {
-    dir = await makeTempDir();
+    // The temporary folder itself may be reached through a link (macOS: /var -> /private/var).
+    dir = await realpath(await makeTempDir());
   });
 
   it('writes exactly the secret, mode 0600, creating missing folders 0700', async () => {
@@ -64,10 +66,12 @@ describe('file sink', () => {
     });
   });
 
-  it('quotes an env value that the dotenv dialect would otherwise misread', async () => {
+  it('quotes an env value that the dotenv dialect would otherwise misread, so that dotenv reads it back unchanged', async () => {
     const env = sink(dir, { path: 'q.env', format: 'env' });
     await env.sink.write(new Secret('abc def"$x'), meta, {});
-    expect(await readFile(env.config.path, 'utf8')).toBe('AXIOM_TOKEN="abc def\\"\\$x"\n');
+    const written = await readFile(env.config.path, 'utf8');
+    expect(written).toBe(`AXIOM_TOKEN='abc def"$x'\n`);
+    expect(parse(written)).toEqual({ AXIOM_TOKEN: 'abc def"$x' });
   });
 
   it('applies a configured group-readable mode despite the umask', async () => {
@@ -76,13 +80,23 @@ describe('file sink', () => {
     expect((await stat(config.path)).mode & 0o777).toBe(0o640);
   });
 
-  it('refuses to write through a symlink, and leaves its target alone', async () => {
+  it('lets the group reach a group-readable file through the folders it creates, and no further', async () => {
+    await mkdir(join(dir, 'existing'), { mode: 0o700 });
+    await chmod(join(dir, 'existing'), 0o711);
+    const { sink: s } = sink(dir, { path: 'existing/shared/deeper/g.token', mode: '0640' });
+    await s.write(new Secret(SECRET), meta, {});
+    expect((await stat(join(dir, 'existing'))).mode & 0o777).toBe(0o711);
+    expect((await stat(join(dir, 'existing/shared'))).mode & 0o777).toBe(0o750);
+    expect((await stat(join(dir, 'existing/shared/deeper'))).mode & 0o777).toBe(0o750);
+  });
+
+  it('refuses to write through a symlink that appeared after the policy was checked, and leaves its target alone', async () => {
+    const { sink: s } = sink(dir, { path: 'link.token' });
     await writeFile(join(dir, 'elsewhere'), 'precious');
     await symlink(join(dir, 'elsewhere'), join(dir, 'link.token'));
-    const { sink: s } = sink(dir, { path: 'link.token' });
     const error = await s.write(new Secret(SECRET), meta, {}).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SinkError);
-    expect((error as Error).message).toMatch(/symbolic link; refusing/);
+    expect((error as Error).message).toMatch(/link\.token is a symbolic link to .*elsewhere; refusing to write through it/);
     expect(await readFile(join(dir, 'elsewhere'), 'utf8')).toBe('precious');
     expect((await lstat(join(dir, 'link.token'))).isSymbolicLink()).toBe(true);
     expectNoLeak({ error: String((error as Error).message) }, [SECRET]);
@@ -97,9 +111,9 @@ describe('file sink', () => {
     expectNoLeak({ error: error.message }, [SECRET]);
   });
 
-  it('refuses a target that is a folder', async () => {
-    await mkdir(join(dir, 'folder.token'));
+  it('refuses a target that became a folder after the policy was checked', async () => {
     const { sink: s } = sink(dir, { path: 'folder.token' });
+    await mkdir(join(dir, 'folder.token'));
     await expect(s.write(new Secret(SECRET), meta, {})).rejects.toThrow(/not a regular file/);
   });
 

@@ -1,3 +1,6 @@
+import { parse as parseDotenv } from 'dotenv';
+
+import { SinkError } from '../../errors.js';
 import type { Secret } from '../../secret.js';
 import type { TokenMeta } from '../sink.js';
 
@@ -6,10 +9,35 @@ export type FileFormat = (typeof FILE_FORMATS)[number];
 
 const BARE_ENV_VALUE = /^[A-Za-z0-9_\-.:/+=@~]*$/;
 
-/** Double-quoted in the dotenv dialect that `dotenv`, docker and systemd read alike. */
-function envValue(value: string): string {
-  if (BARE_ENV_VALUE.test(value)) return value;
-  return `"${value.replace(/[\\"$`]/g, (c) => `\\${c}`).replace(/\n/g, '\\n')}"`;
+/**
+ * The ways to write a value, most readable first. dotenv takes single- and backquoted values
+ * literally, expands only `\n` and `\r` in double quotes (it unescapes nothing else, not even `\"`),
+ * and turns every CR in the file into LF before it parses; so no one form holds every value.
+ */
+const ENV_FORMS: ReadonlyArray<(value: string) => string | undefined> = [
+  (value) => (BARE_ENV_VALUE.test(value) ? value : undefined),
+  (value) => (value.includes("'") ? undefined : `'${value}'`),
+  (value) => (value.includes('`') ? undefined : `\`${value}\``),
+  (value) => (value.includes('"') || /\\[nr]/.test(value) ? undefined : `"${value.replace(/\n/g, '\\n').replace(/\r/g, '\\r')}"`),
+];
+
+/**
+ * A line for the `dotenv` package's parser, the reader this format is for (other `.env` readers
+ * quote differently: docker's `--env-file`, for one, keeps quotes as part of the value). The first
+ * form that this very parser reads back unchanged is written, so its quirks cannot alter a secret;
+ * a secret that no form keeps is refused rather than written changed.
+ */
+function envLine(key: string, value: string): string {
+  for (const form of ENV_FORMS) {
+    const written = form(value);
+    if (written === undefined) continue;
+    const line = `${key}=${written}\n`;
+    const readBack = parseDotenv(line);
+    if (Object.keys(readBack).length === 1 && readBack[key] === value) return line;
+  }
+  throw new SinkError(
+    'the secret cannot be written in env format without changing it (no dotenv quoting keeps every character it has); use format raw or json',
+  );
 }
 
 /** The exact bytes a file sink writes. `raw` has no trailing newline: many readers do not trim. */
@@ -18,7 +46,7 @@ export function renderFile(format: FileFormat, secret: Secret, meta: TokenMeta, 
     case 'raw':
       return secret.reveal();
     case 'env':
-      return `${envKey}=${envValue(secret.reveal())}\n`;
+      return envLine(envKey, secret.reveal());
     case 'json':
       return `${JSON.stringify({
         name: meta.name,

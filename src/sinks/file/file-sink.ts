@@ -1,67 +1,21 @@
-import { isAbsolute, relative, resolve } from 'node:path';
+import { relative } from 'node:path';
 
-import { z } from 'zod';
-
-import { fromZodIssues } from '../../config/issues.js';
-import { strictObject } from '../../config/strict-object.js';
 import { SinkError } from '../../errors.js';
-import { writeFileAtomic } from '../../fs/atomic-write.js';
+import { RefusedWriteError, writeFileAtomic } from '../../fs/atomic-write.js';
+import { firstLinkInPath, realLocation } from '../../fs/path-links.js';
 import type { Secret } from '../../secret.js';
 import type { Sink, SinkFactory } from '../sink.js';
-import { FILE_FORMATS, type FileFormat, renderFile } from './file-format.js';
+import { renderFile } from './file-format.js';
+import { type FileSinkConfig, parseFileSinkConfig } from './file-sink-config.js';
 
-export interface FileSinkConfig {
-  type: 'file';
-  /** Absolute, resolved against the policy file's folder. */
-  path: string;
-  /** As written in the policy, for messages. */
-  displayPath: string;
-  format: FileFormat;
-  envKey: string;
-  mode: number;
-}
-
-const schema = strictObject({
-  type: z.literal('file'),
-  path: z.string().min(1, 'must not be empty'),
-  format: z.enum(FILE_FORMATS).default('raw'),
-  key: z
-    .string()
-    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name (letters, digits, _)')
-    .optional(),
-  mode: z
-    .string()
-    .regex(/^0?[0-7]{3}$/, "must be an octal file mode such as '0600' or '0640'")
-    .refine((mode) => (parseInt(mode, 8) & 0o007) === 0, 'must not give other users access to a secret')
-    .refine((mode) => (parseInt(mode, 8) & 0o600) === 0o600, 'must let the owner read and write')
-    .default('0600'),
-});
+export type { FileSinkConfig };
 
 export const fileSinkFactory: SinkFactory<FileSinkConfig> = {
   type: 'file',
-
-  parse(raw, context) {
-    const parsed = schema.safeParse(raw, { reportInput: true });
-    if (!parsed.success) return { ok: false, issues: fromZodIssues(parsed.error.issues) };
-    const { path, format, key, mode } = parsed.data;
-    if (key !== undefined && format !== 'env') {
-      return { ok: false, issues: [{ path: 'key', message: 'only used with format: env' }] };
-    }
-    return {
-      ok: true,
-      config: {
-        type: 'file',
-        path: isAbsolute(path) ? path : resolve(context.policyDir, path),
-        displayPath: path,
-        format,
-        envKey: key ?? 'AXIOM_TOKEN',
-        mode: parseInt(mode, 8),
-      },
-    };
-  },
-
-  target: (config) => `file:${config.path}`,
-
+  parse: parseFileSinkConfig,
+  // The real location, so that two paths to one file (through a link) are one destination.
+  target: (config) => `file:${config.realPath}`,
+  localPath: (config) => config.realPath,
   create: (config) => new FileSink(config),
 };
 
@@ -73,14 +27,34 @@ class FileSink implements Sink {
   }
 
   async write(secret: Secret, meta: Parameters<Sink['write']>[1]) {
-    const content = renderFile(this.config.format, secret, meta, this.config.envKey);
+    let content: string;
     try {
-      return await writeFileAtomic(this.config.path, content, { mode: this.config.mode });
+      content = renderFile(this.config.format, secret, meta, this.config.envKey);
+    } catch (error) {
+      throw new SinkError(`cannot write ${this.describe()}: ${(error as Error).message}`, { cause: error });
+    }
+    try {
+      return await writeFileAtomic(await this.destination(), content, { mode: this.config.mode });
     } catch (error) {
       throw new SinkError(`cannot write ${this.describe()}: ${describeFsError(error, this.config.path)}`, {
         cause: error,
       });
     }
+  }
+
+  /**
+   * Checked again at every write: the path may have changed since the policy was read. Following
+   * links means writing at the real location, so the temporary file and the rename are there.
+   */
+  private async destination(): Promise<string> {
+    if (this.config.allowSymlinks) return realLocation(this.config.path);
+    const link = await firstLinkInPath(this.config.path);
+    if (link) {
+      throw new RefusedWriteError(
+        `${link.path} is a symbolic link to ${link.target}; refusing to write through it (set allowSymlinks: true on the sink to follow links)`,
+      );
+    }
+    return this.config.path;
   }
 }
 

@@ -1,0 +1,94 @@
+import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { lstat, readlink, realpath } from 'node:fs/promises';
+import { basename, dirname, join, parse, resolve, sep } from 'node:path';
+
+/**
+ * Symbolic links on the way to a file, and where a path really leads. Sync for policy parsing,
+ * which is sync; async for writes, so that a slow file system does not stall the daemon.
+ */
+
+export interface PathLink {
+  /** The link itself, absolute. */
+  path: string;
+  /** What it points to, as written in the link. */
+  target: string;
+}
+
+/** Symlink chains longer than this are loops (Linux gives up at 40 too). */
+const MAX_LINKS = 40;
+
+/** `/a/b/c` -> `/a`, `/a/b`, `/a/b/c`. */
+function componentPaths(path: string): string[] {
+  const { root } = parse(path);
+  const parts = path.slice(root.length).split(sep).filter(Boolean);
+  return parts.map((_, i) => join(root, ...parts.slice(0, i + 1)));
+}
+
+/**
+ * Every symbolic link among the existing components of the absolute `path`, the last included.
+ * The walk ends where a component cannot be seen (missing, or in a folder this user cannot read).
+ */
+export function linksInPathSync(path: string): PathLink[] {
+  const links: PathLink[] = [];
+  for (const at of componentPaths(path)) {
+    try {
+      if (lstatSync(at).isSymbolicLink()) links.push({ path: at, target: readlinkSync(at) });
+    } catch {
+      break;
+    }
+  }
+  return links;
+}
+
+/** The first symbolic link among the existing components of the absolute `path`, if any. */
+export async function firstLinkInPath(path: string): Promise<PathLink | undefined> {
+  for (const at of componentPaths(path)) {
+    const stats = await lstat(at).catch(() => undefined);
+    if (!stats) return undefined;
+    if (stats.isSymbolicLink()) return { path: at, target: await readlink(at) };
+  }
+  return undefined;
+}
+
+/**
+ * Where writing to the absolute `path` really lands, links followed: the real path of its deepest
+ * existing ancestor, then the components that do not exist yet. A link whose target does not exist
+ * yet leads to that target, which a write creates. A link's target is relative to the real folder
+ * the link is in, not to the path it was reached by.
+ */
+export function realLocationSync(path: string, links = 0): string {
+  const missing: string[] = [];
+  for (let at = path; ; at = dirname(at)) {
+    try {
+      return join(realpathSync.native(at), ...missing);
+    } catch {
+      const link = links < MAX_LINKS ? readLinkSync(at) : undefined;
+      if (link !== undefined) return realLocationSync(join(resolve(realLocationSync(dirname(at), links + 1), link), ...missing), links + 1);
+      if (dirname(at) === at) return path;
+      missing.unshift(basename(at));
+    }
+  }
+}
+
+/** As `realLocationSync`, without blocking. */
+export async function realLocation(path: string, links = 0): Promise<string> {
+  const missing: string[] = [];
+  for (let at = path; ; at = dirname(at)) {
+    try {
+      return join(await realpath(at), ...missing);
+    } catch {
+      const link = links < MAX_LINKS ? await readlink(at).catch(() => undefined) : undefined;
+      if (link !== undefined) return realLocation(join(resolve(await realLocation(dirname(at), links + 1), link), ...missing), links + 1);
+      if (dirname(at) === at) return path;
+      missing.unshift(basename(at));
+    }
+  }
+}
+
+function readLinkSync(path: string): string | undefined {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return undefined;
+  }
+}
