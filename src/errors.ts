@@ -79,6 +79,14 @@ export class SinkError extends RotatorError {
   static override readonly code: string = 'ERR_SINK';
 }
 
+/**
+ * This process no longer holds the name's lock (it was stopped for long enough that another process
+ * took the lock over). Everything it would do next could conflict with the new owner, so it stops.
+ */
+export class LockLostError extends RotatorError {
+  static override readonly code: string = 'ERR_LOCK_LOST';
+}
+
 /** The state store is unreadable or was written by something else; never silently reset. */
 export class StateError extends RotatorError {
   static override readonly code: string = 'ERR_STATE';

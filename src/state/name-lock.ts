@@ -1,17 +1,23 @@
 import { randomBytes } from 'node:crypto';
-import { link, mkdir, open, readFile, rmdir, stat, unlink, utimes } from 'node:fs/promises';
+import { mkdir, readdir, rmdir, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 
 import type { Clock } from '../clock.js';
+import { LockLostError } from '../errors.js';
+import { createRecord, DEBRIS_NAME, type LockOwner, type LockRecord, readRecord, removeIfUnchanged, touchIfOwned } from './lock-record.js';
+import { currentProcessIdentity, type ProcessIdentity, processIsAlive, sharesPidNamespace } from './process-identity.js';
 
-export interface LockOwner {
-  pid: number;
-  host: string;
-  acquiredAt: string;
-}
+export type { LockOwner } from './lock-record.js';
+export type { ProcessIdentity } from './process-identity.js';
 
 export interface HeldLock {
+  /**
+   * Throws `LockLostError` unless the lock file still holds this acquisition's nonce (and refreshes
+   * the heartbeat when it does). For right before a step that must not be done by two processes.
+   */
+  assertHeld(): Promise<void>;
+  /** Removes the lock if it is still ours; never another owner's. */
   release(): Promise<void>;
 }
 
@@ -24,128 +30,133 @@ export interface NameLocks {
 
 export interface LockOptions {
   clock: Clock;
-  /** A lock whose file was not touched for this long is abandoned (its owner is on another host). */
+  /** A lock from another host whose file was not touched for this long is abandoned. */
   staleMs?: number;
+  /** How often a held lock's file is touched; a quarter of `staleMs` (at least a second) by default. */
+  heartbeatMs?: number;
   pollMs?: number;
+  /** `host` and `pid` let a test play several processes in one. */
   host?: string;
   pid?: number;
-  isAlive?: (pid: number) => boolean;
+  isAlive?: (pid: number, identity: ProcessIdentity | undefined) => boolean;
 }
 
-function processIsAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+/**
+ * A takeover takes milliseconds: a guard this old is debris whoever left it. Clearing a live
+ * taker's guard is safe still, as a lock is only ever removed while it is the very one judged.
+ */
+const GUARD_STALE_MS = 10_000;
+
+/**
+ * The nonces of the locks and guards this process holds now, across lock instances. A record with
+ * this process's pid and host and another nonce was written by an earlier process that had the same
+ * pid: a restarted container's process is pid 1 every time.
+ */
+const heldHere = new Set<string>();
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * One rotation per name across processes that share a state folder: `<dir>/locks/<name>.lock`,
- * created exclusively, holding the owner's pid, host and time, and touched while held. A lock is
- * abandoned when its owner's process is gone (same host) or it has not been touched for `staleMs`
- * (another host). Taking one over goes through a second exclusive step (a `.takeover` folder), so
- * two processes that both judge a lock abandoned cannot both end up holding it.
+ * created exclusively, holding its owner (pid, host, time, a nonce, the process identity), touched
+ * while held. A lock is abandoned when its owner on this host is gone (by its pid and identity,
+ * however old its heartbeat: a stopped process is not a dead one), or when it was not touched for
+ * `staleMs` (its owner is on another host, where we cannot look). Taking one over goes through an
+ * exclusive guard (`<name>.lock.takeover`, holding its owner too, so that a killed taker's guard
+ * is cleared at once), so that two processes judging a lock abandoned cannot both end up with it.
  */
 export function fileNameLocks(dir: string, options: LockOptions): NameLocks {
   const staleMs = options.staleMs ?? 120_000;
+  const heartbeatMs = options.heartbeatMs ?? Math.max(1000, staleMs / 4);
   const pollMs = options.pollMs ?? 50;
   const host = options.host ?? hostname();
   const pid = options.pid ?? process.pid;
   const isAlive = options.isAlive ?? processIsAlive;
+  // A pid given by a test plays another process, whose identity we do not know.
+  const identity = pid === process.pid ? currentProcessIdentity() : {};
   const folder = join(dir, 'locks');
   const now = () => options.clock.now().getTime();
 
-  async function readOwner(file: string): Promise<{ owner: LockOwner | undefined; touchedAt: number; raw: string } | undefined> {
-    try {
-      const [raw, info] = await Promise.all([readFile(file, 'utf8'), stat(file)]);
-      let owner: LockOwner | undefined;
-      try {
-        owner = JSON.parse(raw) as LockOwner;
-      } catch {
-        owner = undefined; // damaged by hand: judged by age alone
-      }
-      return { owner, touchedAt: info.mtimeMs, raw };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw error;
-    }
+  function newOwner(): LockOwner & { nonce: string } {
+    const owner = { pid, host, acquiredAt: options.clock.now().toISOString(), nonce: randomBytes(16).toString('hex') };
+    return Object.keys(identity).length > 0 ? { ...owner, process: identity } : owner;
   }
 
-  function abandoned(current: { owner: LockOwner | undefined; touchedAt: number }): boolean {
-    if (current.owner && current.owner.host === host && current.owner.pid !== pid && !isAlive(current.owner.pid)) return true;
-    return now() - current.touchedAt > staleMs;
+  /** Undefined when it cannot be told from here: another host or pid namespace, or no readable owner. */
+  function ownerAlive(owner: LockOwner | undefined): boolean | undefined {
+    if (!owner || owner.host !== host || !sharesPidNamespace(owner.process)) return undefined;
+    if (owner.pid === pid) return owner.nonce !== undefined && heldHere.has(owner.nonce);
+    return isAlive(owner.pid, owner.process);
   }
 
-  async function takeOver(file: string, judged: string): Promise<void> {
-    const guard = `${file}.takeover`;
-    try {
-      await mkdir(guard);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      // A takeover that crashed half-way leaves its guard: clear it once it is clearly old.
-      const info = await stat(guard).catch(() => undefined);
-      if (info && now() - info.mtimeMs > 10_000) await rmdir(guard).catch(() => undefined);
-      return;
-    }
-    try {
-      const again = await readOwner(file);
-      if (again && again.raw === judged && abandoned(again)) await unlink(file);
-    } finally {
-      await rmdir(guard).catch(() => undefined);
-    }
+  /** A live owner on this host keeps its lock however old the heartbeat; one we cannot look at, until it is stale. */
+  function abandoned(lock: LockRecord): boolean {
+    if (lock.folder) return false;
+    const alive = ownerAlive(lock.owner);
+    return alive === undefined ? now() - lock.touchedAt > staleMs : !alive;
   }
 
-  /**
-   * The lock appears with its owner already in it: written to a temporary file first, then linked
-   * into place (link fails if the lock exists). A crash can never leave an empty lock, which could
-   * only be judged by its age.
-   */
-  async function tryCreate(file: string): Promise<LockOwner | undefined> {
-    const owner: LockOwner = { pid, host, acquiredAt: options.clock.now().toISOString() };
-    const temporary = `${file}.${randomBytes(6).toString('hex')}.tmp`;
-    const handle = await open(temporary, 'wx', 0o600);
-    try {
-      await handle.writeFile(JSON.stringify(owner));
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    try {
-      await link(temporary, file);
-      return owner;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
-      throw error;
-    } finally {
-      await unlink(temporary).catch(() => undefined);
-    }
-  }
+  let debrisCleared: Promise<void> | undefined;
 
-  function hold(file: string, owner: LockOwner): HeldLock {
-    const heartbeat = setInterval(
-      () => {
-        const t = new Date(now());
-        utimes(file, t, t).catch(() => undefined);
-      },
-      Math.max(1000, staleMs / 4),
+  /** Left by a killed process (or one stopped for long, which then tries again): never in anyone's way. */
+  async function clearDebris(): Promise<void> {
+    const names = (await readdir(folder)).filter((entry) => DEBRIS_NAME.test(entry));
+    await Promise.all(
+      names.map(async (entry) => {
+        const path = join(folder, entry);
+        const record = await readRecord(path).catch(() => undefined);
+        if (record && !record.folder && (ownerAlive(record.owner) === false || now() - record.touchedAt > staleMs))
+          await unlink(path).catch(() => undefined);
+      }),
     );
+  }
+
+  /** Whether it got anywhere: removed the abandoned lock, or cleared a guard in the way. */
+  async function takeOver(file: string, judged: string): Promise<boolean> {
+    const guard = `${file}.takeover`;
+    const taker = newOwner();
+    heldHere.add(taker.nonce);
+    try {
+      const ours = await createRecord(guard, taker);
+      if (!ours) return await clearGuard(guard);
+      try {
+        const again = await readRecord(file);
+        if (again?.raw === judged && abandoned(again)) await removeIfUnchanged(file, judged);
+        return true;
+      } finally {
+        await removeIfUnchanged(guard, ours);
+      }
+    } finally {
+      heldHere.delete(taker.nonce);
+    }
+  }
+
+  /** A guard whose owner is gone on this host is cleared at once; any other once it is clearly old. */
+  async function clearGuard(guard: string): Promise<boolean> {
+    const current = await readRecord(guard);
+    if (!current) return true;
+    if (ownerAlive(current.owner) !== false && now() - current.touchedAt <= GUARD_STALE_MS) return false;
+    if (current.folder) await rmdir(guard).catch(() => undefined);
+    else await removeIfUnchanged(guard, current.raw);
+    return true;
+  }
+
+  function hold(name: string, file: string, owner: LockOwner & { nonce: string }): HeldLock {
+    const beat = () => touchIfOwned(file, owner.nonce, new Date(now()));
+    const heartbeat = setInterval(() => void beat().catch(() => undefined), heartbeatMs);
     heartbeat.unref();
     return {
+      async assertHeld() {
+        const { owned, current } = await beat();
+        if (!owned) throw new LockLostError(lostMessage(name, current));
+      },
       async release() {
         clearInterval(heartbeat);
-        const current = await readOwner(file);
-        // Only ever remove our own lock: it may have been taken over while we were stopped.
-        if (
-          current?.owner &&
-          current.owner.pid === owner.pid &&
-          current.owner.host === owner.host &&
-          current.owner.acquiredAt === owner.acquiredAt
-        ) {
-          await unlink(file).catch(() => undefined);
+        try {
+          const current = await readRecord(file);
+          if (current?.owner?.nonce === owner.nonce) await removeIfUnchanged(file, current.raw);
+        } finally {
+          heldHere.delete(owner.nonce);
         }
       },
     };
@@ -154,20 +165,41 @@ export function fileNameLocks(dir: string, options: LockOptions): NameLocks {
   return {
     async acquire(name, { waitMs }) {
       await mkdir(folder, { recursive: true, mode: 0o700 });
+      // Once per process: debris never blocks a lock (a blocking guard is cleared by takeover), and
+      // listing the folder for every name would cost a run over n names n listings.
+      debrisCleared ??= clearDebris().catch((error: unknown) => {
+        debrisCleared = undefined;
+        throw error;
+      });
+      await debrisCleared;
       const file = join(folder, `${name}.lock`);
       const deadline = now() + waitMs;
       for (;;) {
-        const owner = await tryCreate(file);
-        if (owner) return { held: hold(file, owner) };
-        const current = await readOwner(file);
+        const owner = newOwner();
+        heldHere.add(owner.nonce);
+        const created = await createRecord(file, owner).catch((error: unknown) => {
+          heldHere.delete(owner.nonce);
+          throw error;
+        });
+        if (created) return { held: hold(name, file, owner) };
+        heldHere.delete(owner.nonce);
+
+        const current = await readRecord(file);
         if (!current) continue; // released between our two looks
-        if (abandoned(current)) {
-          await takeOver(file, current.raw);
-          continue;
-        }
+        // A takeover blocked by another process's guard waits like a held lock, never spinning.
+        if (abandoned(current) && (await takeOver(file, current.raw))) continue;
         if (now() >= deadline) return { busy: current.owner };
         await sleep(pollMs);
       }
     },
   };
+}
+
+function lostMessage(name: string, current: LockRecord | undefined): string {
+  const holder = !current
+    ? 'its lock file is gone'
+    : current.owner
+      ? `pid ${current.owner.pid} on ${current.owner.host} has held it since ${current.owner.acquiredAt}`
+      : 'its lock file now holds no readable owner';
+  return `lost the lock on "${name}": ${holder}; this process stops here, without side effects`;
 }

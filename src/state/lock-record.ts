@@ -1,0 +1,162 @@
+import { randomBytes } from 'node:crypto';
+import { link, open, readFile, rename, unlink } from 'node:fs/promises';
+
+import type { ProcessIdentity } from './process-identity.js';
+
+/** Who holds a lock (or a takeover guard): what an operator is shown, and what liveness is judged by. */
+export interface LockOwner {
+  pid: number;
+  host: string;
+  acquiredAt: string;
+  /** Random, one per acquisition: "is this still my lock" compares it. Absent in older versions' locks. */
+  nonce?: string;
+  /** Absent where there is no /proc, and in older versions' locks. */
+  process?: ProcessIdentity;
+}
+
+/** A lock or guard file as found. Such a file is never rewritten in place, only created and removed. */
+export interface LockRecord {
+  /** Undefined when the file holds no readable owner (damaged by hand, or empty): judged by its age. */
+  owner: LockOwner | undefined;
+  /** Compared before removing the file: every owner's nonce makes it unique. */
+  raw: string;
+  /** The file's mtime: its owner's heartbeat. */
+  touchedAt: number;
+  /** A folder where a file was expected: the takeover guard of versions before owner records. */
+  folder: boolean;
+}
+
+/** Debris of a process killed half-way: a record not yet linked into place, or one set aside for removal. */
+export const DEBRIS_NAME = /\.[0-9a-f]{12}\.(?:tmp|removing)$/;
+
+const unique = () => randomBytes(6).toString('hex');
+const errorCode = (error: unknown) => (error as NodeJS.ErrnoException).code;
+
+export function parseOwner(raw: string): LockOwner | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { pid, host, acquiredAt, nonce, process: identity } = value as Record<string, unknown>;
+  if (!Number.isSafeInteger(pid) || (pid as number) <= 0 || typeof host !== 'string' || typeof acquiredAt !== 'string') return undefined;
+  const owner: LockOwner = { pid: pid as number, host, acquiredAt };
+  if (typeof nonce === 'string') owner.nonce = nonce;
+  if (typeof identity === 'object' && identity !== null) {
+    const { startTime, bootId, pidNamespace } = identity as Record<string, unknown>;
+    owner.process = {
+      ...(typeof startTime === 'string' && { startTime }),
+      ...(typeof bootId === 'string' && { bootId }),
+      ...(typeof pidNamespace === 'string' && { pidNamespace }),
+    };
+  }
+  return owner;
+}
+
+/** Content and mtime read through one open file, so that both belong to the same record. */
+export async function readRecord(file: string): Promise<LockRecord | undefined> {
+  let handle;
+  try {
+    handle = await open(file, 'r');
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return undefined;
+    throw error;
+  }
+  try {
+    const { mtimeMs } = await handle.stat();
+    let raw: string;
+    try {
+      raw = await handle.readFile('utf8');
+    } catch (error) {
+      if (errorCode(error) === 'EISDIR') return { owner: undefined, raw: '', touchedAt: mtimeMs, folder: true };
+      throw error;
+    }
+    return { owner: parseOwner(raw), raw, touchedAt: mtimeMs, folder: false };
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Puts `owner` at `file` unless something is there already, and returns the content written. The
+ * record is written to a temporary file first, then linked into place (link fails if `file`
+ * exists), so that it never appears without its owner, which could only be judged by its age.
+ */
+export async function createRecord(file: string, owner: LockOwner): Promise<string | undefined> {
+  const raw = JSON.stringify(owner);
+  const temporary = `${file}.${unique()}.tmp`;
+  const handle = await open(temporary, 'wx', 0o600);
+  try {
+    await handle.writeFile(raw);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await link(temporary, file);
+    return raw;
+  } catch (error) {
+    // ENOENT: our temporary file was cleared as debris while this process was stopped; try again.
+    if (errorCode(error) === 'EEXIST' || errorCode(error) === 'ENOENT') return undefined;
+    throw error;
+  } finally {
+    await unlink(temporary).catch(() => undefined);
+  }
+}
+
+/**
+ * Removes `file` only if it still holds `raw`. There is no unlink-if-unchanged, and a plain unlink
+ * after a look could remove a new owner's lock created in between. So the file is first renamed
+ * aside (atomic), then looked at: a record that is not the one judged is linked back into place.
+ */
+export async function removeIfUnchanged(file: string, raw: string): Promise<void> {
+  const aside = `${file}.${unique()}.removing`;
+  try {
+    await rename(file, aside);
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return;
+    throw error;
+  }
+  try {
+    const moved = await readFile(aside, 'utf8').catch((error: unknown) => {
+      if (errorCode(error) === 'ENOENT') return raw; // cleared as debris meanwhile: it was a dead owner's
+      throw error;
+    });
+    if (moved !== raw) {
+      await link(aside, file).catch((error: unknown) => {
+        // Yet another record took its place meanwhile: its owner will find out, by assertHeld.
+        if (errorCode(error) !== 'EEXIST') throw error;
+      });
+    }
+  } finally {
+    await unlink(aside).catch(() => undefined);
+  }
+}
+
+/**
+ * The heartbeat: touches `file` only while it holds `nonce`, and tells whether it does. The record
+ * is read and touched through one open file, so that a record replaced between the two (always by
+ * a new file) is never kept fresh by a process that no longer owns it.
+ */
+export async function touchIfOwned(file: string, nonce: string, at: Date): Promise<{ owned: boolean; current: LockRecord | undefined }> {
+  let handle;
+  try {
+    handle = await open(file, 'r');
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return { owned: false, current: undefined };
+    throw error;
+  }
+  try {
+    const raw = await handle.readFile('utf8');
+    const owner = parseOwner(raw);
+    if (owner?.nonce === nonce) {
+      await handle.utimes(at, at);
+      return { owned: true, current: { owner, raw, touchedAt: at.getTime(), folder: false } };
+    }
+    return { owned: false, current: { owner, raw, touchedAt: (await handle.stat()).mtimeMs, folder: false } };
+  } finally {
+    await handle.close();
+  }
+}
