@@ -47,7 +47,7 @@ async function runDaemon(emulator, tokens, schedule, seconds) {
         .join('\n'),
       { mode: 0o600 },
     );
-    const daemon = spawn(process.execPath, [CLI, 'daemon', '--config', 'rotation.yaml', '--env-file', 'rotator.env'], {
+    const daemon = spawn(process.execPath, [CLI, 'daemon', '--config', 'rotation.yaml', '--dotenv', 'rotator.env'], {
       cwd: dir,
       stdio: ['ignore', 'ignore', 'inherit'],
       env: { PATH: process.env.PATH, NODE_OPTIONS },

@@ -11,7 +11,8 @@ export const DEFAULT_POLICY_PATH = 'config/rotation.yaml';
 
 export interface GlobalOptions {
   config?: string;
-  envFile?: string;
+  /** A dotenv file to read variables from. Not `--env-file`: Node.js takes that option for itself. */
+  dotenv?: string;
 }
 
 export interface Runtime {
@@ -27,7 +28,7 @@ export interface Runtime {
  * checked together so that one run reports every problem, each with its path.
  */
 export async function loadRuntime(options: GlobalOptions, io: { env: Env; cwd: string }): Promise<Runtime> {
-  const env = readEnvironment(io.env, { envFile: options.envFile, cwd: io.cwd });
+  const env = readEnvironment(io.env, { envFile: options.dotenv, cwd: io.cwd });
   const issues: ConfigIssue[] = [];
   const collect = async <T>(load: () => T | Promise<T>): Promise<T | undefined> => {
     try {

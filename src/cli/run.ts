@@ -21,6 +21,20 @@ function integer(min: number, max: number) {
 }
 
 /**
+ * Node.js reads `--env-file` wherever it appears in argv, before this code runs: a missing file ends
+ * the process with Node's exit code 9. The tool's own option is `--dotenv`; the other name is refused
+ * with a pointer to it when it does reach us.
+ */
+function refuseNodeOptions(argv: readonly string[]): void {
+  const given = argv.find((arg) => /^--env-file(?:-if-exists)?(?:=|$)/.test(arg));
+  if (given) {
+    throw new ConfigError([
+      { path: given.split('=')[0]!, message: 'is an option of Node.js itself, which reads the file before token-rotator starts; use --dotenv FILE' },
+    ]);
+  }
+}
+
+/**
  * The whole CLI as a function of its arguments and environment, returning the exit code:
  * 0 done, 1 some token failed, 2 usage or configuration error (before any network call).
  */
@@ -30,7 +44,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     .description('Keeps API tokens rotated: regenerates the due ones with an overlap and delivers each new secret to its sinks.')
     .version(version)
     .option('-c, --config <path>', `policy file (else ROTATOR_CONFIG, else ${DEFAULT_POLICY_PATH})`)
-    .option('--env-file <path>', 'read environment variables from this file (else ./.env when present)')
+    .option('--dotenv <path>', 'read environment variables from this dotenv file (else ./.env when present)')
     .showHelpAfterError()
     .exitOverride()
     .configureOutput({
@@ -111,6 +125,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     });
 
   try {
+    refuseNodeOptions(argv);
     await program.parseAsync(argv, { from: 'user' });
     return exitCode;
   } catch (error) {

@@ -66,10 +66,10 @@ async function main(): Promise<void> {
         .join('\n') + '\n',
       { mode: 0o600 },
     );
-    const args = ['--config', 'rotation.yaml', '--env-file', 'rotator.env'];
+    const args = ['--config', 'rotation.yaml', '--dotenv', 'rotator.env'];
 
     process.stdout.write(`token-rotator demo in ${dir}\nemulator: ${emulator.apiUrl} (OAuth issuer ${emulator.issuer})\n\n`);
-    process.stdout.write('$ token-rotator once --config rotation.yaml --env-file rotator.env\n');
+    process.stdout.write('$ token-rotator once --config rotation.yaml --dotenv rotator.env\n');
     const first = await runCli(['once', '--json', ...args], dir);
     if (first.stderr) process.stderr.write(first.stderr);
     if (first.code !== 0 && !first.stdout) throw new Error(`once failed with exit code ${first.code}`);

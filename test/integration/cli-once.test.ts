@@ -17,7 +17,7 @@ describe('token-rotator once / plan / validate against the fx.emulator', () => {
   const fx = useCliFixture();
 
   async function cli(...args: string[]): Promise<CliResult> {
-    const result = await runCli([...args, '--config', 'rotation.yaml', '--env-file', fx.envFile], { cwd: fx.dir });
+    const result = await runCli([...args, '--config', 'rotation.yaml', '--dotenv', fx.envFile], { cwd: fx.dir });
     fx.results.push(result);
     return result;
   }
@@ -159,6 +159,19 @@ describe('token-rotator once / plan / validate against the fx.emulator', () => {
     const both = await Promise.all(['secrets/s.token', 'blocked/s.token'].map((f) => readFile(join(fx.dir, f), 'utf8')));
     expect(both[0]).toBe(both[1]);
     expect(await whoami(both[0]!)).toMatchObject({ id: again!.newId });
+  });
+
+  it('takes --dotenv for its env file, and refuses --env-file (which Node.js itself reads) with a pointer to it', async () => {
+    await writePolicy(fx.dir, { version: 1, tokens: [] });
+    const missing = await runCli(['validate', '--config', 'rotation.yaml', '--dotenv', 'missing.env'], { cwd: fx.dir });
+    fx.results.push(missing);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/--dotenv missing\.env: cannot read: ENOENT/);
+    const old = await runCli(['validate', '--config', 'rotation.yaml', '--env-file', fx.envFile], { cwd: fx.dir });
+    fx.results.push(old);
+    expect(old.code).toBe(2);
+    expect(old.stderr).toMatch(/--env-file: is an option of Node\.js itself.*use --dotenv FILE/);
+    expect(fx.emulator.requests).toEqual([]);
   });
 
   it('uses a static bearer with the org id header the service needs', async () => {

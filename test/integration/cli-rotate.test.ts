@@ -17,7 +17,7 @@ describe('token-rotator rotate (emergency rotation)', () => {
     return token;
   }
   async function rotate(...args: string[]) {
-    const result = await runCli(['rotate', ...args, '--config', 'rotation.yaml', '--env-file', fx.envFile], { cwd: fx.dir });
+    const result = await runCli(['rotate', ...args, '--config', 'rotation.yaml', '--dotenv', fx.envFile], { cwd: fx.dir });
     fx.results.push(result);
     return result;
   }
@@ -72,7 +72,7 @@ describe('token-rotator rotate (emergency rotation)', () => {
     const stdin = Object.assign(new PassThrough(), { isTTY: true });
     let stderr = '';
     let stdout = '';
-    const running = run(['rotate', 'asked', '--revoke-now', '--config', 'rotation.yaml', '--env-file', fx.envFile], {
+    const running = run(['rotate', 'asked', '--revoke-now', '--config', 'rotation.yaml', '--dotenv', fx.envFile], {
       stdin,
       stdout: { write: (t: string) => (stdout += t) },
       stderr: { write: (t: string) => (stderr += t) },

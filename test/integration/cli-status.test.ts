@@ -11,7 +11,7 @@ const DAY = 24 * 3600_000;
 const fx = useCliFixture();
 
 async function cli(args: string[], env: Record<string, string> = {}) {
-  const result = await runCli([...args, '--config', 'rotation.yaml', '--env-file', fx.envFile], { cwd: fx.dir, env });
+  const result = await runCli([...args, '--config', 'rotation.yaml', '--dotenv', fx.envFile], { cwd: fx.dir, env });
   fx.results.push(result);
   return result;
 }

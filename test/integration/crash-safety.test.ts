@@ -15,7 +15,7 @@ const ORPHAN_LINE = /ORPHANED TOKEN/g;
 describe('crash-safe rotation', () => {
   const fx = useCliFixture({ emulator: { rateLimitPerMinute: 1_000_000 }, env: { ROTATOR_HTTP_TIMEOUT: '2s' } });
 
-  const args = () => ['--config', 'rotation.yaml', '--env-file', fx.envFile];
+  const args = () => ['--config', 'rotation.yaml', '--dotenv', fx.envFile];
   async function cli(extraEnv: Record<string, string> = {}, ...more: string[]): Promise<CliResult> {
     const result = await runCli(['once', '--json', ...more, ...args()], { cwd: fx.dir, env: extraEnv });
     fx.results.push(result);

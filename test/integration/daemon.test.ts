@@ -39,7 +39,7 @@ describe('token-rotator daemon (a real process)', () => {
     return { status: response.status, text: await response.text() };
   };
   function daemon() {
-    const started = startCli(['daemon', '--config', 'rotation.yaml', '--env-file', fx.envFile], { cwd: fx.dir });
+    const started = startCli(['daemon', '--config', 'rotation.yaml', '--dotenv', fx.envFile], { cwd: fx.dir });
     void started.done.then((r) => fx.results.push(r));
     return started;
   }
@@ -142,7 +142,7 @@ describe('token-rotator daemon (a real process)', () => {
 
   it('reports a listen address it cannot use', async () => {
     await writePolicy(fx.dir, { version: 1, tokens: [] });
-    const { done } = startCli(['daemon', '--config', 'rotation.yaml', '--env-file', fx.envFile, '--listen', 'nowhere'], { cwd: fx.dir });
+    const { done } = startCli(['daemon', '--config', 'rotation.yaml', '--dotenv', fx.envFile, '--listen', 'nowhere'], { cwd: fx.dir });
     const result = await done;
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("--listen: 'nowhere' is not HOST:PORT");

@@ -56,7 +56,7 @@ it('posts failures and orphans to a generic webhook and to Slack, success only w
     ],
   });
   failNext = 1; // the first delivery attempt fails and is retried
-  const result = await runCli(['once', '--config', 'rotation.yaml', '--env-file', env], { cwd: dir });
+  const result = await runCli(['once', '--config', 'rotation.yaml', '--dotenv', env], { cwd: dir });
   expect(result.code).toBe(1);
 
   const generic = received
@@ -93,7 +93,7 @@ it('refuses, before any network call, a notification whose URL variable is missi
     tokens: [],
   });
   emulator.requests.length = 0;
-  const result = await runCli(['once', '--config', 'rotation.yaml', '--env-file', env], { cwd: dir });
+  const result = await runCli(['once', '--config', 'rotation.yaml', '--dotenv', env], { cwd: dir });
   expect(result.code).toBe(2);
   expect(result.stderr).toContain('notifications[0].urlFrom: NOPE (or NOPE_FILE) is not set');
   expect(result.stderr).toContain('notifications[1].urlFrom: PLAIN must be an https:// URL (plain http only on loopback)');

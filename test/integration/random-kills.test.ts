@@ -41,7 +41,7 @@ it(`survives ${KILLS} kill -9 at random moments (seed ${SEED}) while ${NAMES.len
       sinks: [0, 1].map((n) => ({ type: 'file', path: `secrets/${t.name}-${n}.token` })),
     })),
   });
-  const args = ['once', '--config', 'rotation.yaml', '--env-file', envFile];
+  const args = ['once', '--config', 'rotation.yaml', '--dotenv', envFile];
   const runs: CliResult[] = [];
 
   let kills = 0;

@@ -58,7 +58,7 @@ export async function emulatorCommand(options: EmulatorCommandOptions, io: CliIo
           .join('\n') + '\n',
         { mode: 0o600 },
       );
-      secretNote = `settings and client secret written to ${options.envOut} (use: token-rotator once --env-file ${options.envOut})`;
+      secretNote = `settings and client secret written to ${options.envOut} (use: token-rotator once --dotenv ${options.envOut})`;
     }
     io.stdout.write(
       `token service emulator on ${emulator.apiUrl}\n` +
