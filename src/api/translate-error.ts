@@ -1,6 +1,8 @@
 import { HTTPError, RequestError } from 'got';
 
 import { ApiError, type ApiOperation, RegenerateOutcomeUnknownError } from '../errors.js';
+import { remoteText } from '../http/remote-text.js';
+import { ResponseTooLargeError } from '../http/response-size.js';
 import { scrubSecrets } from '../secret.js';
 
 /**
@@ -23,9 +25,11 @@ const NOT_SENT_CODES = new Set([
   'SELF_SIGNED_CERT_IN_CHAIN',
 ]);
 
-const MAX_SERVICE_MESSAGE = 300;
-
-/** The service's own words from an error body: `{message}`, `{code, message}` or `{error}`; else none. */
+/**
+ * The service's own words from an error body: `{message}`, `{code, message}` or `{error}`; else none.
+ * They reach the table, the state and webhooks, so they are masked and kept short: a careless
+ * service has been seen to echo the very token it just minted.
+ */
 export function serviceMessageOf(body: unknown): string | undefined {
   if (typeof body !== 'string' || body === '') return undefined;
   let text: string | undefined;
@@ -36,9 +40,7 @@ export function serviceMessageOf(body: unknown): string | undefined {
   } catch {
     // A non-JSON body (a proxy's HTML page) says nothing we can trust to be free of secrets.
   }
-  if (text === undefined) return undefined;
-  const flat = scrubSecrets(text.replace(/\s+/g, ' ').trim());
-  return flat.length > MAX_SERVICE_MESSAGE ? `${flat.slice(0, MAX_SERVICE_MESSAGE)}…` : flat;
+  return text === undefined ? undefined : remoteText(scrubSecrets(text));
 }
 
 /**
@@ -52,14 +54,23 @@ function sanitizedCause(error: RequestError): Error {
   return cause;
 }
 
+/** `X-Axiom-Trace-Id`, when it looks like one: a header is the service's text too. */
 export function traceIdOf(headers: Record<string, string | string[] | undefined> | undefined): string | undefined {
-  const value = headers?.['x-axiom-trace-id'];
-  return Array.isArray(value) ? value[0] : value;
+  const raw = headers?.['x-axiom-trace-id'];
+  const value = Array.isArray(raw) ? raw[0] : raw;
+  return value !== undefined && /^[A-Za-z0-9_-]{1,64}$/.test(value) ? value : undefined;
 }
 
 /** One translation from got to our errors, at the one boundary where got is used. */
 export function translateApiError(error: unknown, op: ApiOperation, subject: string): ApiError {
   if (error instanceof ApiError) return error;
+  if (error instanceof ResponseTooLargeError) {
+    const message = `${op} ${subject}: ${error.message}`;
+    // The service may have acted before its answer grew too large to read.
+    if (op === 'regenerate')
+      return new RegenerateOutcomeUnknownError(`${message}; the service may or may not have regenerated the token`, { op });
+    return new ApiError(message, { op });
+  }
   if (!(error instanceof RequestError)) {
     return new ApiError(`${op} ${subject}: ${scrubSecrets(String((error as Error)?.message ?? error))}`, { op });
   }

@@ -4,8 +4,10 @@ import type { Clock } from '../clock.js';
 import type { AuthSettings } from '../config/env.js';
 import { isLoopbackHost } from '../config/env.js';
 import { AuthError } from '../errors.js';
+import { remoteText } from '../http/remote-text.js';
 import { scrubSecrets, Secret } from '../secret.js';
 import type { AccessTokenSource } from './access-token-source.js';
+import { guardedFetch } from './guarded-fetch.js';
 import { importClientPrivateKey } from './private-key.js';
 
 type OAuthSettings = Extract<AuthSettings, { kind: 'oauth' }>;
@@ -27,13 +29,15 @@ async function clientAuthentication(settings: OAuthSettings): Promise<oidc.Clien
 }
 
 function refused(where: string, code: string, description: string | undefined): AuthError {
-  const detail = description ? ` (${scrubSecrets(description)})` : '';
+  const detail = description ? ` (${remoteText(scrubSecrets(description))})` : '';
   return new AuthError(`the authorization server at ${where} refused the client: ${code}${detail}`);
 }
 
 /** Turns openid-client's errors into ours: what the server said, never what we sent. */
 function translate(error: unknown, where: string): AuthError {
   if (error instanceof AuthError) return error;
+  // openid-client wraps what its fetch throws ("something went wrong"): our own refusal is the cause.
+  if ((error as { cause?: unknown })?.cause instanceof AuthError) return (error as { cause: AuthError }).cause;
   if (error instanceof oidc.ResponseBodyError) {
     return refused(where, error.error, error.error_description);
   }
@@ -57,6 +61,7 @@ function translate(error: unknown, where: string): AuthError {
  */
 export function oauthClientCredentials(settings: OAuthSettings, options: { clock: Clock; timeoutMs: number }): AccessTokenSource {
   const where = (settings.issuer ?? settings.tokenUrl)!.href;
+  const fetchGuard = guardedFetch(where);
   let configuration: Promise<oidc.Configuration> | undefined;
   let cached: { token: Secret; refreshAt: number } | undefined;
   let inflight: Promise<Secret> | undefined;
@@ -70,6 +75,7 @@ export function oauthClientCredentials(settings: OAuthSettings, options: { clock
       config = await oidc.discovery(settings.issuer, settings.clientId, undefined, auth, {
         execute: insecure ? [oidc.allowInsecureRequests] : [],
         timeout: Math.ceil(options.timeoutMs / 1000),
+        [oidc.customFetch]: fetchGuard,
       });
     } else {
       // The token endpoint doubles as the issuer identifier: it is the audience that
@@ -83,6 +89,7 @@ export function oauthClientCredentials(settings: OAuthSettings, options: { clock
       if (insecure) oidc.allowInsecureRequests(config);
     }
     config.timeout = Math.ceil(options.timeoutMs / 1000);
+    config[oidc.customFetch] = fetchGuard;
     return config;
   }
 

@@ -5,6 +5,8 @@ import got from 'got';
 import type { Env } from '../config/env.js';
 import { isLoopbackHost, readVariable } from '../config/env.js';
 import type { ConfigIssue } from '../errors.js';
+import { followSameOriginOnly, isRedirect } from '../http/redirect-policy.js';
+import { limitResponseSize } from '../http/response-size.js';
 import type { Logger } from '../log/logger.js';
 import type { TokenOutcome } from '../rotation/outcome.js';
 import { scrubSecrets, Secret } from '../secret.js';
@@ -109,6 +111,7 @@ export function createNotifier(
     timeout: { request: options.timeoutMs ?? 5000 },
     retry: { limit: options.retries ?? 3, methods: ['POST'], statusCodes: [408, 429, 500, 502, 503, 504], backoffLimit: 4000 },
     headers: { 'user-agent': 'token-rotator' },
+    handlers: [limitResponseSize()],
   });
   return async function notify(outcome: TokenOutcome, at: Date): Promise<void> {
     const notices = noticesFor(outcome, at);
@@ -118,11 +121,25 @@ export function createNotifier(
           .filter((n) => target.config.events.includes(n.event))
           .map(async (notice) => {
             try {
-              await http.post(target.url.reveal(), { json: body(target.config.type, notice) });
+              const url = target.url.reveal();
+              // The notice, and the URL's own secret path, go to the configured origin or nowhere.
+              const response = await http.post(url, { json: body(target.config.type, notice), followRedirect: followSameOriginOnly(url) });
+              if (isRedirect(response.statusCode)) {
+                logger.warn(
+                  { tokenName: notice.token, event: notice.event, target: target.config.urlFrom, status: response.statusCode },
+                  'notification not delivered: the webhook answered a redirect to another origin, which is never followed',
+                );
+              }
             } catch (error) {
               // got's error names the URL: only its code is kept.
               logger.warn(
-                { tokenName: notice.token, event: notice.event, target: target.config.urlFrom, code: (error as { code?: string }).code },
+                {
+                  tokenName: notice.token,
+                  event: notice.event,
+                  target: target.config.urlFrom,
+                  code: (error as { code?: string }).code,
+                  status: (error as { response?: { statusCode?: number } }).response?.statusCode,
+                },
                 'notification not delivered',
               );
             }

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../../src/emulator/start-emulator.js';
 import { emulatorSecrets, leakCheckedOutputs, runCli, writeEmulatorEnv, writePolicy } from '../helpers/cli.js';
 import { expectNoLeak } from '../helpers/leaks.js';
+import { startRecorder } from '../helpers/recorder.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 let emulator: Emulator;
@@ -99,4 +100,25 @@ it('refuses, before any network call, a notification whose URL variable is missi
   expect(result.stderr).toContain('notifications[1].urlFrom: PLAIN must be an https:// URL (plain http only on loopback)');
   expect(emulator.requests).toHaveLength(0);
   await rm(dir, { recursive: true, force: true });
+});
+
+it('never follows a webhook redirect to another origin: the payload and the URL stay where they were configured', async () => {
+  const dir = await makeTempDir();
+  const elsewhere = await startRecorder();
+  const redirecting = await startRecorder((_req, res) => res.writeHead(307, { location: `${elsewhere.url}/stolen` }).end());
+  const env = await writeEmulatorEnv(emulator, dir, { HOOK_URL: `${redirecting.url}/hook` });
+  const refused = emulator.store.add({ name: 'redirect-refused', expiresAt: new Date(Date.now() + 86400_000) });
+  emulator.faults.add({ op: 'regenerate', id: refused.id, action: { kind: 'status', status: 403, message: 'forbidden' } });
+  await writePolicy(dir, {
+    version: 1,
+    notifications: [{ type: 'webhook', urlFrom: 'HOOK_URL' }],
+    tokens: [{ name: 'redirect-refused', id: refused.id, sinks: [{ type: 'file', path: 'a.token' }] }],
+  });
+  const result = await runCli(['once', '--config', 'rotation.yaml', '--dotenv', env], { cwd: dir });
+  expect(result.code).toBe(1);
+  expect(redirecting.calls.map((c) => c.url)).toEqual(['/hook']);
+  expect(elsewhere.calls).toEqual([]);
+  expect(result.stderr).toMatch(/notification not delivered/);
+  expect(result.stderr).not.toContain(redirecting.url);
+  await Promise.all([elsewhere.close(), redirecting.close(), rm(dir, { recursive: true, force: true })]);
 });

@@ -1,3 +1,6 @@
+import type { ServerResponse } from 'node:http';
+import { createGzip } from 'node:zlib';
+
 import { exportJWK, exportPKCS8, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -8,6 +11,7 @@ import { type Emulator, startEmulator } from '../../src/emulator/start-emulator.
 import { AuthError } from '../../src/errors.js';
 import { Secret } from '../../src/secret.js';
 import { expectNoLeak } from '../helpers/leaks.js';
+import { startRecorder } from '../helpers/recorder.js';
 
 type OAuth = Extract<AuthSettings, { kind: 'oauth' }>;
 const BASIC_SECRET = 'canary-basic-client-secret-0300';
@@ -109,5 +113,81 @@ describe('OAuth client credentials against oidc-provider', () => {
       timeoutMs: 2000,
     });
     await expect(source.getAccessToken()).rejects.toThrow(/cannot reach the authorization server at http:\/\/127.0.0.1:9\/oauth/);
+  });
+});
+
+/**
+ * An authorization server that answers what it should not: the client's credentials never follow a
+ * redirect to another origin, and an answer is read only up to a bound.
+ */
+describe('a misbehaving authorization server', () => {
+  let elsewhere: Awaited<ReturnType<typeof startRecorder>>;
+  let hostile: Awaited<ReturnType<typeof startRecorder>>;
+  let answer: (res: ServerResponse) => void = (res) => res.writeHead(500).end();
+  const SECRET = 'canary-redirected-client-secret-0400';
+
+  beforeAll(async () => {
+    elsewhere = await startRecorder((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+    hostile = await startRecorder((_req, res) => answer(res));
+  });
+  afterAll(async () => {
+    await elsewhere.close();
+    await hostile.close();
+  });
+
+  const oauth = (over: Partial<OAuth>): OAuth => ({
+    kind: 'oauth',
+    issuer: undefined,
+    tokenUrl: new URL(`${hostile.url}/token`),
+    clientId: 'redirected',
+    method: 'client_secret_post',
+    clientSecret: new Secret(SECRET),
+    privateKey: undefined,
+    scope: undefined,
+    resource: undefined,
+    ...over,
+  });
+
+  it.each([302, 307, 308])('does not follow a %i from the token endpoint to another origin', async (status) => {
+    elsewhere.calls.length = 0;
+    answer = (res) => res.writeHead(status, { location: `${elsewhere.url}/token` }).end();
+    const error = (await oauthClientCredentials(oauth({}), { clock: systemClock, timeoutMs: 3000 })
+      .getAccessToken()
+      .catch((e: unknown) => e)) as AuthError;
+    expect(error).toBeInstanceOf(AuthError);
+    expect(error.message).toMatch(new RegExp(`redirect \\(${status}\\) to ${elsewhere.url}`));
+    expect(elsewhere.calls).toEqual([]);
+    expectNoLeak({ message: error.message }, [SECRET]);
+  });
+
+  it('does not follow discovery to another origin', async () => {
+    elsewhere.calls.length = 0;
+    answer = (res) => res.writeHead(302, { location: `${elsewhere.url}/.well-known/openid-configuration` }).end();
+    const source = oauthClientCredentials(oauth({ issuer: new URL(`${hostile.url}/issuer`), tokenUrl: undefined }), {
+      clock: systemClock,
+      timeoutMs: 3000,
+    });
+    await expect(source.getAccessToken()).rejects.toThrow(/redirect \(302\)/);
+    expect(elsewhere.calls).toEqual([]);
+  });
+
+  it('cuts off a token answer that inflates past the bound', async () => {
+    answer = (res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      const gzip = createGzip();
+      gzip.pipe(res);
+      const zeros = Buffer.alloc(1 << 20, 0x20);
+      let left = 64;
+      const pump = () => {
+        while (left > 0 && !res.destroyed) {
+          left -= 1;
+          if (!gzip.write(zeros)) return void gzip.once('drain', pump);
+        }
+        gzip.end();
+      };
+      pump();
+    };
+    const source = oauthClientCredentials(oauth({}), { clock: systemClock, timeoutMs: 10_000 });
+    await expect(source.getAccessToken()).rejects.toThrow(/larger than/);
   });
 });
