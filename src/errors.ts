@@ -70,6 +70,14 @@ export class RegenerateOutcomeUnknownError extends ApiError {
   static override readonly code: string = 'ERR_REGENERATE_OUTCOME_UNKNOWN';
 }
 
+/**
+ * The service answered 200 with a `token` field that holds nothing usable: it acted, and the new
+ * secret is lost. Never followed by another regenerate in the same run.
+ */
+export class RegenerateAnswerUnusableError extends ApiError {
+  static override readonly code: string = 'ERR_REGENERATE_ANSWER_UNUSABLE';
+}
+
 /** The service answered 200 with a body that is not what the contract says. */
 export class ApiResponseError extends ApiError {
   static override readonly code: string = 'ERR_API_RESPONSE';
@@ -85,6 +93,27 @@ export class SinkError extends RotatorError {
  */
 export class LockLostError extends RotatorError {
   static override readonly code: string = 'ERR_LOCK_LOST';
+}
+
+/**
+ * The service answered a new secret with an id that cannot be used. The secret is kept in the
+ * journal, and the name stops until an operator has dealt with it.
+ */
+export class SecretHeldError extends RotatorError {
+  static override readonly code: string = 'ERR_SECRET_HELD';
+}
+
+/**
+ * A new secret was received but could not be journalled (the state disk failed): it was delivered
+ * from memory as far as it could be, and what happened is in the message.
+ */
+export class StagingFailedError extends RotatorError {
+  static override readonly code: string = 'ERR_STAGING_FAILED';
+}
+
+/** Another process holds the name's lock while the name is due: it was not rotated by this run. */
+export class NameLockedError extends RotatorError {
+  static override readonly code: string = 'ERR_LOCKED';
 }
 
 /** The state store is unreadable or was written by something else; never silently reset. */

@@ -1,18 +1,30 @@
-import got, { type Got } from 'got';
+import got, { type Got, type PlainResponse } from 'got';
 
 import type { AccessTokenSource } from '../auth/access-token-source.js';
 import type { Clock } from '../clock.js';
-import { type ApiOperation, ApiResponseError, RegenerateOutcomeUnknownError } from '../errors.js';
+import { ApiError, type ApiOperation, ApiResponseError, RegenerateAnswerUnusableError, RegenerateOutcomeUnknownError } from '../errors.js';
+import { describeRedirect, followSameOriginOnly, isRedirect } from '../http/redirect-policy.js';
+import { limitResponseSize } from '../http/response-size.js';
 import type { Logger } from '../log/logger.js';
 import type { RotationTimes } from '../policy/rotation-times.js';
 import { Secret } from '../secret.js';
+import { tokenIdProblem } from '../token-id.js';
 import { retryDelayMs } from './retry-delay.js';
-import { parseExpiry, regenerateBodySchema, type ServiceToken, tokenBodySchema } from './service-token.js';
+import { parseExpiry, readRegenerateAnswer, type ServiceToken, tokenBodySchema } from './service-token.js';
 import { traceIdOf, translateApiError } from './translate-error.js';
 
-export interface RegeneratedToken extends ServiceToken {
-  secret: Secret;
-}
+/** What a regenerate gave: a new token we can track, or a secret whose id we cannot use. */
+export type RegeneratedToken =
+  | {
+      kind: 'tracked';
+      id: string;
+      /** As the service answered it; absent when it did not say. */
+      name: string | undefined;
+      expiresAt: Date | null;
+      secret: Secret;
+    }
+  /** The service answered a secret with an id that is missing or not a plain path segment. */
+  | { kind: 'untrackable'; problem: string; secret: Secret };
 
 export interface TokenServiceClientOptions {
   apiUrl: URL;
@@ -20,6 +32,7 @@ export interface TokenServiceClientOptions {
   /** Sent as `x-axiom-org-id`, which the real service needs with a personal access token. */
   orgId?: string | undefined;
   timeoutMs: number;
+  /** The service's clock, for `X-RateLimit-Reset` (epoch seconds on its clock). */
   clock: Clock;
   logger: Logger;
   /** Tries of a retrieve after the first; regenerate is only ever retried after a 429. */
@@ -27,6 +40,8 @@ export interface TokenServiceClientOptions {
   random?: () => number;
   /** Told of every answer (its status) and every request that got none ('error'): metrics, readiness. */
   onResponse?: (op: ApiOperation, status: number | 'error') => void;
+  /** Told of every answer's `Date` header, to keep the service's clock. */
+  onServiceDate?: (dateHeader: string | undefined) => void;
 }
 
 export interface TokenServiceClient {
@@ -43,6 +58,14 @@ interface RequestContext extends Record<string, unknown> {
   authRetried?: boolean;
 }
 
+/**
+ * got hands back a redirect it was told not to follow as an answer like any other: it is refused
+ * here, by name, with where it pointed (its origin only: a path may hold a secret).
+ */
+function redirectRefused(op: ApiOperation, subject: string, response: PlainResponse, trace: string): string {
+  return `${op} ${subject}: the service answered ${describeRedirect(response)}, not followed: credentials never leave ROTATOR_API_URL's origin${trace}`;
+}
+
 /** The token service API (v2) over got: both endpoints, auth, retries, error translation. */
 export function createTokenServiceClient(options: TokenServiceClientOptions): TokenServiceClient {
   const { auth, clock, logger } = options;
@@ -54,6 +77,9 @@ export function createTokenServiceClient(options: TokenServiceClientOptions): To
     timeout: { request: options.timeoutMs },
     responseType: 'text',
     headers: { 'user-agent': USER_AGENT, accept: 'application/json', ...(options.orgId ? { 'x-axiom-org-id': options.orgId } : {}) },
+    // The bearer never leaves the configured origin, whatever the service answers.
+    followRedirect: followSameOriginOnly(base),
+    handlers: [limitResponseSize()],
     retry: {
       limit: options.retries ?? 4,
       methods: ['GET'],
@@ -74,6 +100,12 @@ export function createTokenServiceClient(options: TokenServiceClientOptions): To
       beforeRequest: [
         async (request) => {
           const context = request.context as RequestContext;
+          const url = request.url instanceof URL ? request.url : new URL(String(request.url));
+          // Defence in depth behind the redirect rule: a request to any other origin goes bare.
+          if (url.origin !== base.origin) {
+            delete request.headers.authorization;
+            return;
+          }
           const token = await auth.getAccessToken();
           context.accessToken = token;
           request.headers.authorization = `Bearer ${token.reveal()}`;
@@ -83,6 +115,7 @@ export function createTokenServiceClient(options: TokenServiceClientOptions): To
         (response, retryWithMergedOptions) => {
           const context = response.request.options.context as RequestContext;
           options.onResponse?.(context.op, response.statusCode);
+          options.onServiceDate?.(response.headers.date);
           logger.debug({ op: context.op, status: response.statusCode, traceId: traceIdOf(response.headers) }, 'token service answered');
           // An access token can be revoked or expire early: fetch a new one once, then give up.
           if (response.statusCode === 401 && !context.authRetried && context.accessToken && auth.invalidate(context.accessToken)) {
@@ -108,6 +141,13 @@ export function createTokenServiceClient(options: TokenServiceClientOptions): To
     },
   });
 
+  /** An id becomes one URL path segment: refuse one that would address anything else, before sending. */
+  function pathSegment(id: string, op: ApiOperation): string {
+    const problem = tokenIdProblem(id);
+    if (problem) throw new ApiError(`${op} token ${JSON.stringify(id.slice(0, 80))}: not sent, the id ${problem}`, { op });
+    return encodeURIComponent(id);
+  }
+
   function parseJson(body: string, op: ApiOperation, subject: string, traceId: string | undefined): unknown {
     try {
       return JSON.parse(body);
@@ -119,38 +159,44 @@ export function createTokenServiceClient(options: TokenServiceClientOptions): To
     }
   }
 
-  function toServiceToken(
-    body: { id: string; name: string; expiresAt?: string | null | undefined },
-    op: ApiOperation,
-    subject: string,
-    traceId: string | undefined,
-  ): ServiceToken {
-    const expiresAt = parseExpiry(body.expiresAt);
-    if (expiresAt === 'invalid') {
-      throw new ApiResponseError(`${op} ${subject}: expiresAt ${JSON.stringify(body.expiresAt)} is not a date`, {
-        op,
-        status: 200,
-        traceId,
-      });
-    }
-    return { id: body.id, name: body.name, expiresAt };
-  }
-
   return {
     async retrieve(id, requestOptions = {}) {
       const subject = `token ${id}`;
       const context: RequestContext = { op: 'retrieve' };
       try {
-        const response = await http.get(`tokens/${encodeURIComponent(id)}`, { context, signal: requestOptions.signal });
+        const response = await http.get(`tokens/${pathSegment(id, 'retrieve')}`, { context, signal: requestOptions.signal });
         const traceId = traceIdOf(response.headers);
+        const trace = traceId ? ` (trace id ${traceId})` : '';
+        if (isRedirect(response.statusCode))
+          throw new ApiError(redirectRefused('retrieve', subject, response, trace), {
+            op: 'retrieve',
+            status: response.statusCode,
+            traceId,
+          });
         const parsed = tokenBodySchema.safeParse(parseJson(response.body, 'retrieve', subject, traceId));
         if (!parsed.success) {
+          const lacking = parsed.error.issues.map((i) => i.path.join('.')).join(', ');
+          throw new ApiResponseError(`retrieve ${subject}: the answer lacks ${lacking}${trace}`, { op: 'retrieve', status: 200, traceId });
+        }
+        // An answer about another token would make us rotate it and deliver its successor here.
+        if (parsed.data.id !== id) {
           throw new ApiResponseError(
-            `retrieve ${subject}: the answer lacks ${parsed.error.issues.map((i) => i.path.join('.')).join(', ')}`,
+            `retrieve ${subject}: the service answered with token ${JSON.stringify(parsed.data.id.slice(0, 80))} instead; refusing to act on it${trace}`,
             { op: 'retrieve', status: 200, traceId },
           );
         }
-        return toServiceToken(parsed.data, 'retrieve', subject, traceId);
+        const expiresAt = parseExpiry(parsed.data.expiresAt);
+        if (expiresAt === 'invalid') {
+          throw new ApiResponseError(
+            `retrieve ${subject}: expiresAt ${JSON.stringify(parsed.data.expiresAt)} is not a date we can use${trace}`,
+            {
+              op: 'retrieve',
+              status: 200,
+              traceId,
+            },
+          );
+        }
+        return { id, name: parsed.data.name, expiresAt };
       } catch (error) {
         throw translateApiError(error, 'retrieve', subject);
       }
@@ -160,33 +206,62 @@ export function createTokenServiceClient(options: TokenServiceClientOptions): To
       const subject = `token ${id}`;
       const context: RequestContext = { op: 'regenerate' };
       try {
-        const response = await http.post(`tokens/${encodeURIComponent(id)}/regenerate`, {
+        const response = await http.post(`tokens/${pathSegment(id, 'regenerate')}/regenerate`, {
           context,
           signal: requestOptions.signal,
           json: {
             existingTokenExpiresAt: times.existingTokenExpiresAt.toISOString(),
             newTokenExpiresAt: times.newTokenExpiresAt ? times.newTokenExpiresAt.toISOString() : null,
           },
+          // A redirect of a non-idempotent request is never followed, not even on the same origin.
+          followRedirect: false,
           // A 429 is never committed by the service, so it alone may be sent again; a timeout,
           // reset or 5xx may have been committed and is left to the caller to reconcile.
           retry: { limit: 3, methods: ['POST'], statusCodes: [429], errorCodes: [] },
         });
         const traceId = traceIdOf(response.headers);
-        const parsed = regenerateBodySchema.safeParse(parseJson(response.body, 'regenerate', subject, traceId));
-        if (!parsed.success || parsed.data.token === undefined) {
-          throw new RegenerateOutcomeUnknownError(
-            `regenerate ${subject}: the service answered 200 without a new token${traceId ? ` (trace id ${traceId})` : ''}`,
-            { op: 'regenerate', status: 200, traceId },
-          );
+        const trace = traceId ? ` (trace id ${traceId})` : '';
+        // A hostile hop could have acted on it before redirecting: what happened is unknown.
+        if (isRedirect(response.statusCode)) {
+          throw new RegenerateOutcomeUnknownError(redirectRefused('regenerate', subject, response, trace), {
+            op: 'regenerate',
+            status: response.statusCode,
+            traceId,
+          });
         }
-        const { token, ...meta } = parsed.data;
-        const secret = new Secret(token);
-        // The secret is in hand: nothing from here may throw it away over a malformed detail.
-        const expiresAt = parseExpiry(meta.expiresAt);
-        if (expiresAt === 'invalid') {
-          logger.warn({ id: meta.id, traceId }, 'regenerate answered an unreadable expiresAt; assuming the one requested');
+        const answer = readRegenerateAnswer(parseJson(response.body, 'regenerate', subject, traceId));
+        switch (answer.kind) {
+          case 'no-token':
+            throw new RegenerateOutcomeUnknownError(`regenerate ${subject}: the service answered 200 without a new token${trace}`, {
+              op: 'regenerate',
+              status: 200,
+              traceId,
+            });
+          case 'unusable-token':
+            throw new RegenerateAnswerUnusableError(`regenerate ${subject}: the service answered 200, but ${answer.problem}${trace}`, {
+              op: 'regenerate',
+              status: 200,
+              traceId,
+            });
+          case 'untrackable':
+            return {
+              kind: 'untrackable',
+              problem: `the service answered a new secret, but ${answer.problem}${trace}`,
+              secret: new Secret(answer.token),
+            };
+          case 'usable': {
+            // The secret is in hand: from here, odd details are logged and guessed, never fatal.
+            const secret = new Secret(answer.token);
+            if (answer.oddities.length > 0) {
+              logger.warn(
+                { id: answer.id, traceId, oddities: answer.oddities },
+                'regenerate answered odd details; the secret is kept, and the expiry asked for is assumed where unreadable',
+              );
+            }
+            const expiresAt = answer.expiresAt === 'invalid' ? times.newTokenExpiresAt : answer.expiresAt;
+            return { kind: 'tracked', id: answer.id, name: answer.name, expiresAt, secret };
+          }
         }
-        return { id: meta.id, name: meta.name, expiresAt: expiresAt === 'invalid' ? times.newTokenExpiresAt : expiresAt, secret };
       } catch (error) {
         throw translateApiError(error, 'regenerate', subject);
       }

@@ -1,6 +1,8 @@
+import { describeSkew, type ServiceClock, serviceClock, SKEW_WARNING_MS } from '../api/service-clock.js';
 import { createTokenServiceClient } from '../api/token-service-client.js';
 import { createAccessTokenSource } from '../auth/create-access-token-source.js';
 import type { Clock } from '../clock.js';
+import { formatDuration } from '../config/duration.js';
 import type { Env, Settings } from '../config/env.js';
 import type { ApiOperation } from '../errors.js';
 import type { Logger } from '../log/logger.js';
@@ -9,6 +11,7 @@ import { createSink, sinkTarget } from '../sinks/registry.js';
 import { fileJournal } from '../state/file-journal.js';
 import { fileStateStore } from '../state/file-state-store.js';
 import { fileNameLocks } from '../state/name-lock.js';
+import type { StateStore } from '../state/state-store.js';
 
 /**
  * `ROTATOR_TEST_FAILPOINT=step[:n]` kills the process (SIGKILL, as a crash would) the n-th time it
@@ -26,14 +29,22 @@ function failpointFrom(env: Env): ((step: Failpoint) => void) | undefined {
 
 export interface DepsHooks {
   onResponse?: (op: ApiOperation, status: number | 'error') => void;
+  /** Each measurement of the service's clock minus ours. */
+  onClockSkew?: (offsetMs: number) => void;
 }
 
-/** For the commands that stage secrets (once, rotate, daemon): say once that staging will be plain. */
-export function warnIfJournalUnsealed(settings: Settings, logger: Logger): void {
+/**
+ * For the commands that talk to the service and stage secrets: say once what makes this run less
+ * safe than it should be.
+ */
+export function warnAboutUnsafeSettings(settings: Settings, env: Env, logger: Logger): void {
   if (!settings.stateKey) {
     logger.warn(
       'ROTATOR_STATE_KEY is not set: a new secret is kept in plaintext (file mode 0600) in the journal from regenerate until every sink has it',
     );
+  }
+  if (env.NODE_TLS_REJECT_UNAUTHORIZED === '0') {
+    logger.warn('NODE_TLS_REJECT_UNAUTHORIZED=0 turns off TLS certificate checks: the bearer and every new secret could go to an impostor');
   }
 }
 
@@ -43,26 +54,52 @@ export function buildRotationDeps(settings: Settings, logger: Logger, clock: Clo
   if (settings.auth.kind === 'static' && settings.auth.accessToken.reveal().startsWith('xapt-') && !settings.orgId) {
     logger.warn('ROTATOR_ACCESS_TOKEN is a personal access token; the service also needs ROTATOR_ORG_ID with it');
   }
+  let warnedSkew = false;
+  const service = serviceClock(clock, (offsetMs) => {
+    hooks.onClockSkew?.(offsetMs);
+    if (Math.abs(offsetMs) > SKEW_WARNING_MS && !warnedSkew) {
+      warnedSkew = true;
+      logger.warn(
+        { clockSkewMs: offsetMs },
+        `the token service's clock is ${describeSkew(offsetMs, formatDuration)} this machine's; times sent to it are corrected to its clock, but fix this machine's clock`,
+      );
+    }
+  });
   const api = createTokenServiceClient({
     apiUrl: settings.apiUrl,
     auth,
     orgId: settings.orgId,
     timeoutMs: settings.httpTimeoutMs,
-    clock,
+    clock: service,
     logger,
     onResponse: hooks.onResponse,
+    onServiceDate: service.observe,
   });
   const failpoint = failpointFrom(env);
   return {
     api,
-    state: fileStateStore(settings.stateDir),
+    state: recordingServiceClock(fileStateStore(settings.stateDir), service),
     journal: fileJournal(settings.stateDir),
+    // Lock heartbeats are file times on this machine: they stay on its own clock.
     locks: fileNameLocks(settings.stateDir, { clock }),
-    clock,
+    clock: service,
+    clockOffsetMs: service.offsetMs,
     logger,
     createSink,
     sinkTarget,
     stateKey: settings.stateKey,
     ...(failpoint ? { failpoint } : {}),
+  };
+}
+
+/** Every record written carries the skew measured in this run, so `status` can show it offline. */
+function recordingServiceClock(store: StateStore, clock: ServiceClock): StateStore {
+  return {
+    ...store,
+    write(record) {
+      const offsetMs = clock.offsetMs();
+      if (offsetMs === undefined) return store.write(record);
+      return store.write({ ...record, serviceClock: { offsetMs: Math.round(offsetMs), measuredAt: clock.now().toISOString() } });
+    },
   };
 }

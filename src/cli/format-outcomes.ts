@@ -3,7 +3,7 @@ import { formatTable, shortDate } from './format-table.js';
 
 /** The table `once` prints: per token what was done, the ids, the expiries, the sinks and why. */
 export function formatOutcomes(outcomes: TokenOutcome[]): string {
-  return formatTable(
+  const table = formatTable(
     ['TOKEN', 'ACTION', 'ID', 'EXPIRES', 'NEW EXPIRES', 'OLD STOPS', 'SINKS', 'REASON'],
     outcomes.map((o) => [
       o.name,
@@ -17,4 +17,20 @@ export function formatOutcomes(outcomes: TokenOutcome[]): string {
         (o.orphans.length ? ` [${o.orphans.length} orphaned token(s) reported]` : ''),
     ]),
   );
+  return table + formatEarlierTokens(outcomes);
+}
+
+/** After an emergency rotation: what became of each earlier token of the name that still worked. */
+function formatEarlierTokens(outcomes: TokenOutcome[]): string {
+  const rows = outcomes.flatMap((o) =>
+    (o.earlierTokens ?? []).map((t) => [
+      o.name,
+      t.id,
+      t.result === 'still-alive' ? 'STILL ALIVE' : t.result,
+      t.result === 'gone' ? '-' : shortDate(t.expiresAt),
+      t.error ?? (t.result === 'still-alive' ? "delete it in the service's console" : ''),
+    ]),
+  );
+  if (rows.length === 0) return '';
+  return `\nearlier tokens of these names that still worked:\n${formatTable(['TOKEN', 'ID', 'RESULT', 'STOPS', 'NOTE'], rows)}`;
 }

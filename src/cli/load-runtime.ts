@@ -6,6 +6,7 @@ import { loadPolicy } from '../config/load-policy.js';
 import type { Policy } from '../config/types.js';
 import { AuthError, ConfigError, type ConfigIssue } from '../errors.js';
 import { type NotificationTarget, resolveTargets } from '../notify/notifier.js';
+import { checkSinkLocations } from './check-sink-locations.js';
 
 export const DEFAULT_POLICY_PATH = 'config/rotation.yaml';
 
@@ -21,6 +22,30 @@ export interface Runtime {
   policy: Policy;
   /** Webhook targets, resolved from the environment; none when the policy has no notifications. */
   notificationTargets: NotificationTarget[];
+  /** Where the policy was read from, to read it again on SIGHUP. */
+  policyPath: string;
+  /** Files the environment was read from (the dotenv file, every `*_FILE`): no sink may write them. */
+  environmentFiles: string[];
+  cwd: string;
+}
+
+/** Collects the ConfigErrors `load` throws into `issues`; anything else is not a configuration problem. */
+async function collect<T>(issues: ConfigIssue[], load: () => T | Promise<T>): Promise<T | undefined> {
+  try {
+    return await load();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    issues.push(...error.issues);
+    return undefined;
+  }
+}
+
+/** The files this environment was read from, resolved: the dotenv file and every `NAME_FILE`. */
+function environmentFilesOf(env: Env, dotenv: string | undefined, cwd: string): string[] {
+  const files = Object.entries(env)
+    .filter(([name, value]) => name.endsWith('_FILE') && value)
+    .map(([, value]) => resolve(cwd, value!));
+  return dotenv ? [resolve(cwd, dotenv), ...files] : files;
 }
 
 /**
@@ -30,21 +55,11 @@ export interface Runtime {
 export async function loadRuntime(options: GlobalOptions, io: { env: Env; cwd: string }): Promise<Runtime> {
   const env = readEnvironment(io.env, { envFile: options.dotenv, cwd: io.cwd });
   const issues: ConfigIssue[] = [];
-  const collect = async <T>(load: () => T | Promise<T>): Promise<T | undefined> => {
-    try {
-      return await load();
-    } catch (error) {
-      if (!(error instanceof ConfigError)) throw error;
-      issues.push(...error.issues);
-      return undefined;
-    }
-  };
-  const settings = await collect(() => readSettings(env, io.cwd));
+  const settings = await collect(issues, () => readSettings(env, io.cwd));
   const policyPath = resolve(io.cwd, options.config ?? (env.ROTATOR_CONFIG || DEFAULT_POLICY_PATH));
-  const policy = await collect(() => loadPolicy(policyPath));
   if (settings?.auth.kind === 'oauth' && settings.auth.privateKey) {
     const key = settings.auth.privateKey;
-    await collect(async () => {
+    await collect(issues, async () => {
       try {
         await importClientPrivateKey(key);
       } catch (error) {
@@ -53,8 +68,40 @@ export async function loadRuntime(options: GlobalOptions, io: { env: Env; cwd: s
       }
     });
   }
-  const notifications = policy ? resolveTargets(policy.notifications, env, io.cwd) : { targets: [], issues: [] };
-  issues.push(...notifications.issues);
-  if (issues.length > 0 || !settings || !policy) throw new ConfigError(issues);
-  return { env, settings, policy, notificationTargets: notifications.targets };
+  const environmentFiles = environmentFilesOf(env, options.dotenv ?? '.env', io.cwd);
+  const checked = await collect(issues, () => checkPolicy(policyPath, { env, settings, environmentFiles, cwd: io.cwd }));
+  if (issues.length > 0 || !settings || !checked) throw new ConfigError(issues);
+  return { env, settings, ...checked, policyPath, environmentFiles, cwd: io.cwd };
+}
+
+/**
+ * The policy file read and checked against the environment: its schema, its notification targets,
+ * and where its sinks write. `validate`, every command, and the daemon's reload all go through this
+ * one function, so a policy `validate` rejects is rejected everywhere.
+ */
+export async function checkPolicy(
+  policyPath: string,
+  context: { env: Env; settings: Settings | undefined; environmentFiles: string[]; cwd: string },
+): Promise<{ policy: Policy; notificationTargets: NotificationTarget[] }> {
+  const issues: ConfigIssue[] = [];
+  const policy = await collect(issues, () => loadPolicy(policyPath));
+  if (policy) {
+    const notifications = resolveTargets(policy.notifications, context.env, context.cwd);
+    issues.push(...notifications.issues);
+    if (context.settings) {
+      issues.push(...checkSinkLocations(policy, { stateDir: context.settings.stateDir, environmentFiles: context.environmentFiles }));
+    }
+    if (issues.length === 0) return { policy, notificationTargets: notifications.targets };
+  }
+  throw new ConfigError(issues);
+}
+
+/** The policy read again as at start, with the environment read at start. */
+export function reloadRuntime(runtime: Runtime): Promise<{ policy: Policy; notificationTargets: NotificationTarget[] }> {
+  return checkPolicy(runtime.policyPath, {
+    env: runtime.env,
+    settings: runtime.settings,
+    environmentFiles: runtime.environmentFiles,
+    cwd: runtime.cwd,
+  });
 }

@@ -29,7 +29,10 @@ function refuseNodeOptions(argv: readonly string[]): void {
   const given = argv.find((arg) => /^--env-file(?:-if-exists)?(?:=|$)/.test(arg));
   if (given) {
     throw new ConfigError([
-      { path: given.split('=')[0]!, message: 'is an option of Node.js itself, which reads the file before token-rotator starts; use --dotenv FILE' },
+      {
+        path: given.split('=')[0]!,
+        message: 'is an option of Node.js itself, which reads the file before token-rotator starts; use --dotenv FILE',
+      },
     ]);
   }
 }
@@ -88,6 +91,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     .option('-y, --yes', 'do not ask for confirmation on a terminal')
     .option('--reason <text>', 'why: written to the audit log')
     .option('--json', 'print the outcome as JSON')
+    .option('--held-id <id>', "deliver a secret held in the journal as this token (its id from the service's console)")
     .action(async (names: string[], options) => {
       const { rotateCommand } = await import('./commands/rotate.js');
       exitCode = await rotateCommand(names, { ...global(), ...options }, io);

@@ -52,6 +52,11 @@ export function createMetrics() {
     labelNames: ['token'],
     registers,
   });
+  const clockSkew = new Gauge({
+    name: 'token_rotator_clock_skew_seconds',
+    help: "The token service's clock minus this machine's, from the Date header of its latest answer.",
+    registers,
+  });
   const apiRequests = new Counter({
     name: 'token_rotator_api_requests_total',
     help: 'Requests to the token service, by operation and status (error: no answer).',
@@ -63,6 +68,12 @@ export function createMetrics() {
     registry,
     observeApi(op: ApiOperation, status: number | 'error') {
       apiRequests.inc({ op, status: String(status) });
+    },
+    setClockSkew(offsetMs: number) {
+      clockSkew.set(offsetMs / 1000);
+    },
+    setPending(token: string, count: number) {
+      pending.set({ token }, count);
     },
     setNextCheck(token: string, at: Date | null) {
       if (at) nextCheck.set({ token }, at.getTime() / 1000);

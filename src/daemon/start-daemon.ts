@@ -4,12 +4,12 @@ import pLimit from 'p-limit';
 import { buildRotationDeps } from '../cli/build-deps.js';
 import type { Clock } from '../clock.js';
 import type { Env, Settings } from '../config/env.js';
-import { loadPolicy } from '../config/load-policy.js';
 import type { Policy, TokenPolicy } from '../config/types.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { Notify } from '../notify/notifier.js';
 import { rotateToken } from '../rotation/rotate-token.js';
+import { findStrayEntries, type StrayEntry } from '../rotation/stray-entries.js';
 import { startListener } from './http-listener.js';
 import { createMetrics } from './metrics.js';
 import { CheckScheduler } from './scheduler.js';
@@ -19,6 +19,11 @@ export interface DaemonOptions {
   policy: Policy;
   /** Posts failures, orphans and (when asked) successes; never throws. */
   notify: Notify;
+  /**
+   * Reads the policy file again with every check `validate` makes (and the environment read at
+   * start); throws a ConfigError when it is invalid.
+   */
+  reloadPolicy: () => Promise<{ policy: Policy; notify: Notify }>;
   listen: { host: string; port: number };
   logger: Logger;
   clock: Clock;
@@ -55,7 +60,23 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       metrics.observeApi(op, status);
       lastAnswer = { status, at: clock.now() };
     },
+    onClockSkew: (offsetMs) => metrics.setClockSkew(offsetMs),
   });
+  let notify = options.notify;
+  let strays: StrayEntry[] = [];
+  /** Unfinished rotations of names no longer in the policy: no check touches them, so say so. */
+  const findStrays = async (current: Policy) => {
+    const found = await findStrayEntries(current, deps.journal).catch((error: unknown) => {
+      logger.error({ err: error }, 'cannot list the journal');
+      return strays;
+    });
+    for (const stray of strays) if (!found.some((f) => f.name === stray.name)) metrics.forget(stray.name);
+    for (const stray of found) {
+      logger.error({ tokenName: stray.name, phase: stray.phase }, stray.message);
+      metrics.setPending(stray.name, 1);
+    }
+    strays = found;
+  };
   const abort = new AbortController();
   const limit = pLimit(settings.concurrency);
 
@@ -63,7 +84,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     limit(async () => {
       const outcome = await rotateToken(token, deps, { respectBackoff: true, signal: abort.signal });
       metrics.observeOutcome(outcome, clock.now());
-      await options.notify(outcome, clock.now());
+      await notify(outcome, clock.now());
     });
   const scheduler = new CheckScheduler(check, logger, (name, next) => metrics.setNextCheck(name, next));
   let policy = options.policy;
@@ -73,6 +94,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     registry: metrics.registry,
     state: {
       ready: () => {
+        if (strays.length > 0) return { ready: false, reason: strays.map((s) => s.message).join('; ') };
         if (!lastAnswer) return { ready: false, reason: 'no check has reached the token service yet' };
         if (lastAnswer.status === 'error')
           return { ready: false, reason: `the last request to the token service got no answer (${lastAnswer.at.toISOString()})` };
@@ -84,6 +106,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     },
   });
 
+  await findStrays(policy);
   scheduler.schedule(policy.tokens);
   for (const token of policy.tokens) void scheduler.run(token); // the first check, at start
 
@@ -91,19 +114,22 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     url: listener.url,
 
     async reload() {
+      let next;
       try {
-        const next = await loadPolicy(policy.file);
-        const names = new Set(next.tokens.map((t) => t.name));
-        for (const old of policy.tokens) if (!names.has(old.name)) metrics.forget(old.name);
-        policy = next;
-        scheduler.schedule(next.tokens);
-        logger.info({ tokens: next.tokens.length }, 'policy reloaded');
-        return true;
+        next = await options.reloadPolicy();
       } catch (error) {
         const message = error instanceof ConfigError ? error.message : String((error as Error)?.message ?? error);
         logger.error({ problems: message }, 'the new policy is invalid; keeping the one in force');
         return false;
       }
+      const names = new Set(next.policy.tokens.map((t) => t.name));
+      for (const old of policy.tokens) if (!names.has(old.name)) metrics.forget(old.name);
+      policy = next.policy;
+      notify = next.notify;
+      scheduler.schedule(next.policy.tokens);
+      await findStrays(next.policy);
+      logger.info({ tokens: next.policy.tokens.length }, 'policy reloaded');
+      return true;
     },
 
     async stop(deadlineMs) {

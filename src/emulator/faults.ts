@@ -4,6 +4,10 @@
  * lost after the service acted on the request.
  */
 export type FaultAction =
+  /**
+   * Answer an error. With `commit`, a regenerate takes place first; `{{secret}}` in the message is
+   * then replaced by the new secret, as a careless service might echo it.
+   */
   | { kind: 'status'; status: number; message?: string; headers?: Record<string, string>; commit?: boolean }
   /** Close the connection without an answer (a reset). */
   | { kind: 'drop'; commit?: boolean }
@@ -13,7 +17,17 @@ export type FaultAction =
    */
   | { kind: 'hang'; ms: number; commit?: boolean }
   /** Commit, then answer 200 without the `token` field. */
-  | { kind: 'omit-token' };
+  | { kind: 'omit-token' }
+  /**
+   * Answer 200 with a body that is not the truth: the description of another token (`as`, an id),
+   * and `patch` over it (a null value removes the field). A regenerate commits first and its answer
+   * carries the new secret unless the patch removes `token`.
+   */
+  | { kind: 'answer'; as?: string; patch?: Record<string, unknown> }
+  /** Answer with a redirect to `location` (another origin, say), without acting on the request. */
+  | { kind: 'redirect'; status?: 301 | 302 | 303 | 307 | 308; location: string }
+  /** Answer 200 with a gzip body that inflates to `bytes` zero bytes: a decompression bomb. */
+  | { kind: 'gzip-bomb'; bytes: number; commit?: boolean };
 
 export interface FaultRule {
   op: 'retrieve' | 'regenerate';

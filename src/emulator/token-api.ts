@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createGzip } from 'node:zlib';
 
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 
@@ -66,12 +67,17 @@ export function createTokenApi(options: TokenApiOptions) {
   function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
     const text = JSON.stringify(body);
     res.writeHead(status, {
+      ...serviceHeaders(),
       'content-type': 'application/json',
       'content-length': Buffer.byteLength(text),
-      'x-axiom-trace-id': randomBytes(16).toString('hex'),
       ...headers,
     });
     res.end(text);
+  }
+
+  /** What every answer carries: a trace id, and the service's own clock, which may not be ours. */
+  function serviceHeaders(): Record<string, string> {
+    return { date: clock.now().toUTCString(), 'x-axiom-trace-id': randomBytes(16).toString('hex') };
   }
 
   /** Who is calling, and with which permissions; undefined after answering 401/403 itself. */
@@ -96,7 +102,7 @@ export function createTokenApi(options: TokenApiOptions) {
         issuer: options.issuer,
         audience: options.resource,
         typ: 'at+jwt',
-        currentDate: clock.now(),
+        // The authorization server signs on the real clock; the service's clock may be skewed on purpose.
       });
       const permissions = (payload[PERMISSIONS_CLAIM] as string[] | undefined) ?? [];
       return { caller: `client:${String(payload.client_id ?? payload.sub)}`, permissions };
@@ -110,14 +116,56 @@ export function createTokenApi(options: TokenApiOptions) {
   async function applyFault(
     fault: FaultAction,
     res: ServerResponse,
+    request: { op: 'retrieve' | 'regenerate'; id: string },
     commit: () => EmulatedToken | undefined,
     record: (status: number | 'dropped', committed: boolean) => void,
   ): Promise<boolean> {
     switch (fault.kind) {
       case 'status': {
-        const committed = fault.commit ? commit() !== undefined : false;
-        record(fault.status, committed);
-        send(res, fault.status, { message: fault.message ?? `injected fault ${fault.status}` }, fault.headers);
+        const fresh = fault.commit ? commit() : undefined;
+        record(fault.status, fresh !== undefined);
+        const message = (fault.message ?? `injected fault ${fault.status}`).replaceAll('{{secret}}', fresh?.secret ?? '');
+        send(res, fault.status, { message }, fault.headers);
+        return true;
+      }
+      case 'answer': {
+        const fresh = request.op === 'regenerate' ? commit() : undefined;
+        const subject = store.get(fault.as ?? fresh?.id ?? request.id);
+        record(200, fresh !== undefined);
+        const body: Record<string, unknown> = {
+          ...(subject ? TokenStore.describe(subject) : {}),
+          ...(fresh ? { token: fresh.secret } : {}),
+        };
+        for (const [key, value] of Object.entries(fault.patch ?? {})) {
+          if (value === null) delete body[key];
+          else body[key] = value;
+        }
+        send(res, 200, body);
+        return true;
+      }
+      case 'redirect': {
+        const status = fault.status ?? 302;
+        record(status, false);
+        res.writeHead(status, { ...serviceHeaders(), location: fault.location, 'content-length': 0 }).end();
+        return true;
+      }
+      case 'gzip-bomb': {
+        const fresh = fault.commit ? commit() : undefined;
+        record(200, fresh !== undefined);
+        res.writeHead(200, { ...serviceHeaders(), 'content-type': 'application/json', 'content-encoding': 'gzip' });
+        const gzip = createGzip({ level: 9 });
+        gzip.pipe(res);
+        const chunk = Buffer.alloc(1 << 20);
+        // Written as the client reads: the emulator itself never holds more than a chunk.
+        for (let left = fault.bytes; left > 0 && !res.destroyed; left -= chunk.length) {
+          if (!gzip.write(left >= chunk.length ? chunk : chunk.subarray(0, left))) {
+            await new Promise<void>((resolve) => {
+              gzip.once('drain', resolve);
+              res.once('close', resolve);
+            });
+          }
+        }
+        gzip.end();
         return true;
       }
       case 'drop': {
@@ -180,7 +228,7 @@ export function createTokenApi(options: TokenApiOptions) {
 
     if (op === 'retrieve') {
       const fault = faults.take('retrieve', id);
-      if (fault && (await applyFault(fault, res, () => undefined, record))) return;
+      if (fault && (await applyFault(fault, res, { op, id }, () => undefined, record))) return;
       const token = store.get(id);
       record(token ? 200 : 404, false);
       if (!token) send(res, 404, { message: 'token not found' }, limit.headers);
@@ -224,7 +272,7 @@ export function createTokenApi(options: TokenApiOptions) {
     // A replaced token that still works can be regenerated again: each time mints another token.
     const commit = () => store.regenerate(id, existingTokenExpiresAt, newTokenExpiresAt);
     const fault = faults.take('regenerate', id);
-    if (fault && (await applyFault(fault, res, commit, record))) return;
+    if (fault && (await applyFault(fault, res, { op, id }, commit, record))) return;
     const fresh = commit();
     record(200, true);
     send(res, 200, { ...TokenStore.describe(fresh), token: fresh.secret }, limit.headers);

@@ -18,7 +18,10 @@ export interface RotationDeps {
   state: StateStore;
   journal: Journal;
   locks: NameLocks;
+  /** The service's clock (ours corrected by the skew measured from its answers): every rotation time. */
   clock: Clock;
+  /** The service's clock minus ours, when measured: recorded in state for `status`. */
+  clockOffsetMs?: () => number | undefined;
   logger: Logger;
   createSink: (config: SinkConfig) => Sink;
   sinkTarget: (config: SinkConfig) => string;

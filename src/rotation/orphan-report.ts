@@ -3,6 +3,8 @@ export interface OrphanReport {
   name: string;
   /** The id the lost regenerate was sent for. */
   oldId: string;
+  /** The orphan's own id, when the answer arrived and was lost afterwards. */
+  newId?: string;
   /** When the lost regenerate was sent: the orphan was created about then. */
   regeneratedAt: string;
   detectedAt: string;

@@ -1,5 +1,6 @@
 import type { CheckName } from '../policy/decide.js';
 import type { WriteResult } from '../sinks/sink.js';
+import type { EarlierTokenOutcome } from './end-earlier-tokens.js';
 import type { OrphanReport } from './orphan-report.js';
 
 export interface SinkOutcome {
@@ -34,6 +35,11 @@ export interface TokenOutcome {
   pending?: string[];
   /** Tokens the service created whose secret was lost during this run. */
   orphans: OrphanReport[];
+  /**
+   * After an emergency rotation: the name's earlier tokens that still worked, each ended or named
+   * as still alive.
+   */
+  earlierTokens?: EarlierTokenOutcome[];
   error?: { code: string; message: string };
 }
 

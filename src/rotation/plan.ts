@@ -4,6 +4,7 @@ import type { Policy } from '../config/types.js';
 import { checkToken } from './check-token.js';
 import type { RotationDeps } from './deps.js';
 import { errorSummary, iso } from './outcome.js';
+import { findStrayEntries } from './stray-entries.js';
 
 export interface PlanEntry {
   name: string;
@@ -21,15 +22,33 @@ export async function planAll(
   options: { concurrency: number },
 ): Promise<PlanEntry[]> {
   const limit = pLimit(options.concurrency);
-  return Promise.all(
+  const strays = (await findStrayEntries(policy, deps.journal)).map((stray): PlanEntry => ({
+    name: stray.name,
+    id: '-',
+    expiresAt: null,
+    action: 'error',
+    reason: stray.message,
+    dueAt: null,
+  }));
+  const entries = await Promise.all(
     policy.tokens.map((policyToken) =>
       limit(async (): Promise<PlanEntry> => {
         try {
           const unfinished = await deps.journal.read(policyToken.name);
+          if (unfinished?.phase === 'held') {
+            return {
+              name: policyToken.name,
+              id: unfinished.oldId,
+              expiresAt: unfinished.oldExpiresAt,
+              action: 'error',
+              reason: `a new secret is held in ${deps.journal.describe(policyToken.name)}: ${unfinished.held.problem}; nothing is rotated until an operator deals with it`,
+              dueAt: null,
+            };
+          }
           if (unfinished) {
             const what =
               unfinished.phase === 'staged'
-                ? `deliver the staged secret of ${unfinished.staged!.newId} without regenerating`
+                ? `deliver the staged secret of ${unfinished.staged.newId} without regenerating`
                 : 'reconcile a regenerate whose outcome is unknown';
             return {
               name: policyToken.name,
@@ -63,4 +82,5 @@ export async function planAll(
       }),
     ),
   );
+  return [...entries, ...strays];
 }

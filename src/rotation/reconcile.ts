@@ -4,6 +4,7 @@ import { regenerateWasApplied } from '../policy/rotation-times.js';
 import type { JournalEntry } from '../state/journal-entry.js';
 import type { RotationContext } from './context.js';
 import type { OrphanReport } from './orphan-report.js';
+import { reportOrphan } from './report-orphan.js';
 
 export type ReconcileVerdict =
   /** Nothing moved: the regenerate never took effect, and sending it again is safe. */
@@ -38,20 +39,14 @@ export async function reconcile(ctx: RotationContext, intent: JournalEntry): Pro
 
   const now = deps.clock.now();
   const works = current && (current.expiresAt === null || current.expiresAt > now);
-  const report: OrphanReport = {
-    name: ctx.policy.name,
-    oldId: intent.oldId,
-    regeneratedAt: intent.startedAt,
-    detectedAt: now.toISOString(),
-    oldTokenWorksUntil: current ? (current.expiresAt?.toISOString() ?? null) : undefined,
-  };
-  log.error(
-    { step: 'orphan', oldId: intent.oldId, regeneratedAt: intent.startedAt, oldTokenWorksUntil: report.oldTokenWorksUntil },
-    `ORPHANED TOKEN: the service regenerated '${ctx.policy.name}' from ${intent.oldId} at about ${intent.startedAt} but its answer was lost; ` +
-      `a token named '${ctx.policy.name}' exists whose secret nobody has. Delete it in the service's console.` +
-      (works ? ' Regenerating again from the old token, which still works.' : ' The old token no longer works.'),
+  const report = reportOrphan(
+    ctx,
+    {
+      oldId: intent.oldId,
+      regeneratedAt: intent.startedAt,
+      oldTokenWorksUntil: current ? (current.expiresAt?.toISOString() ?? null) : undefined,
+    },
+    `its answer was lost.${works ? ' Regenerating again from the old token, which still works' : ' The old token no longer works'}`,
   );
-  // Metrics and notifications learn of it from the outcome's `orphans`.
-  ctx.orphans.push(report);
   return { applied: true, token: works ? current : undefined, report };
 }

@@ -1,48 +1,60 @@
+import { skewWorthRecording } from '../api/service-clock.js';
 import type { ServiceToken } from '../api/service-token.js';
 import type { TokenPolicy } from '../config/types.js';
+import { LockLostError, NameLockedError, SinkError, StagingFailedError } from '../errors.js';
 import { backoffUntil } from '../policy/backoff.js';
 import { decide } from '../policy/decide.js';
-import type { JournalEntry } from '../state/journal-entry.js';
+import type { IntentEntry, StagedEntry } from '../state/journal-entry.js';
 import { historyOf, resolveLineage } from '../state/lineage.js';
+import type { LockOwner } from '../state/name-lock.js';
+import type { StateRecord } from '../state/state-record.js';
+import { checkToken } from './check-token.js';
 import type { RotationContext } from './context.js';
 import type { RotationDeps } from './deps.js';
+import { endEarlierTokens } from './end-earlier-tokens.js';
 import { finishRotation } from './finish-rotation.js';
+import { stageHeldSecret } from './held-secret.js';
 import { errorSummary, iso, type TokenOutcome } from './outcome.js';
 import { reconcile } from './reconcile.js';
-import { orphanedWithoutWayBack, regenerateJournalled } from './regenerate-journalled.js';
+import { heldSecretError, orphanedWithoutWayBack, regenerateJournalled } from './regenerate-journalled.js';
+import { deliverUnjournalled } from './unjournalled-delivery.js';
 
 export interface RotateOptions {
   signal?: AbortSignal;
-  /** How long to wait for another process rotating the same name before skipping it. */
+  /** How long to wait for another process rotating the same name before giving up on it. */
   lockWaitMs?: number;
   /** Leave a name alone while it backs off after failures (the daemon's scheduled checks). */
   respectBackoff?: boolean;
   /** Rotate now whatever the policy says (emergency rotation), optionally with another overlap. */
   force?: { reason: string; overlapMs?: number };
+  /**
+   * The id an operator found, in the service's console, for a secret held in the journal: it is
+   * confirmed with the service, then the held secret is delivered and committed as that token.
+   */
+  heldId?: string;
 }
 
 const DEFAULT_LOCK_WAIT_MS = 2000;
+/** The longest last-failure message kept in state: enough to act on, never a dump. */
+const MAX_FAILURE_MESSAGE = 500;
 
 /**
  * One name, under its lock, by the crash-safe protocol: first finish what an earlier run left in
  * the journal, then check, and when due regenerate (intent journalled), stage, deliver, commit.
  */
 export async function rotateToken(policy: TokenPolicy, deps: RotationDeps, options: RotateOptions = {}): Promise<TokenOutcome> {
-  const ctx: RotationContext = { policy, deps, log: deps.logger.child({ tokenName: policy.name }), signal: options.signal, orphans: [] };
-  const base = { name: policy.name, oldId: policy.id, expiresAt: null as string | null, sinks: [], orphans: ctx.orphans };
+  const log = deps.logger.child({ tokenName: policy.name });
+  const base = { name: policy.name, oldId: policy.id, expiresAt: null as string | null, sinks: [] };
 
   let lock;
   try {
     lock = await deps.locks.acquire(policy.name, { waitMs: options.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS });
   } catch (error) {
-    return { ...base, action: 'failed', reason: errorSummary(error).message, error: errorSummary(error) };
+    return { ...base, orphans: [], action: 'failed', reason: errorSummary(error).message, error: errorSummary(error) };
   }
-  if ('busy' in lock) {
-    const who = lock.busy ? `pid ${lock.busy.pid} on ${lock.busy.host} since ${lock.busy.acquiredAt}` : 'another process';
-    ctx.log.warn({ step: 'check', owner: lock.busy }, 'another token-rotator is rotating this name; skipped');
-    return { ...base, action: 'skipped', check: 'busy', reason: `another token-rotator (${who}) is rotating it` };
-  }
+  if ('busy' in lock) return busyOutcome(policy, deps, log, lock.busy);
 
+  const ctx: RotationContext = { policy, deps, log, signal: options.signal, lock: lock.held, orphans: [] };
   try {
     let outcome: TokenOutcome;
     try {
@@ -53,6 +65,7 @@ export async function rotateToken(policy: TokenPolicy, deps: RotationDeps, optio
       const { token } = ctx;
       outcome = {
         ...base,
+        orphans: ctx.orphans,
         oldId: token?.id ?? policy.id,
         expiresAt: token ? iso(token.expiresAt) : null,
         action: 'failed',
@@ -60,10 +73,53 @@ export async function rotateToken(policy: TokenPolicy, deps: RotationDeps, optio
         error: summary,
       };
     }
-    await recordAttempt(ctx, outcome).catch((error: unknown) => ctx.log.warn({ err: error }, 'recording the attempt failed'));
+    // A process that lost the lock must not write what the new holder owns.
+    if (outcome.error?.code !== LockLostError.code) {
+      await recordAttempt(ctx, outcome).catch((error: unknown) => ctx.log.warn({ err: error }, 'recording the attempt failed'));
+    }
     return outcome;
   } finally {
     await lock.held.release().catch((error: unknown) => ctx.log.warn({ err: error }, 'releasing the lock failed'));
+  }
+}
+
+/**
+ * Another process holds the name. That is fine when nothing is due; when the name is due (or has an
+ * unfinished rotation) this run did not do its job, and says so rather than exit 0.
+ */
+async function busyOutcome(
+  policy: TokenPolicy,
+  deps: RotationDeps,
+  log: RotationContext['log'],
+  owner: LockOwner | undefined,
+): Promise<TokenOutcome> {
+  const who = owner ? `pid ${owner.pid} on ${owner.host} since ${owner.acquiredAt}` : 'another process';
+  const base = { name: policy.name, oldId: policy.id, expiresAt: null as string | null, sinks: [], orphans: [], check: 'busy' as const };
+  const failed = (message: string): TokenOutcome => {
+    log.error({ step: 'check', owner }, message);
+    return { ...base, action: 'failed', reason: message, error: errorSummary(new NameLockedError(message)) };
+  };
+  try {
+    const unfinished = await deps.journal.read(policy.name);
+    if (unfinished) return failed(`another token-rotator (${who}) holds its lock, with an unfinished rotation of it (${unfinished.phase})`);
+    const { token, decision } = await checkToken(policy, deps);
+    if (decision.action === 'rotate') {
+      return {
+        ...failed(`due (${decision.reason}), but another token-rotator (${who}) holds its lock`),
+        oldId: token.id,
+        expiresAt: iso(token.expiresAt),
+      };
+    }
+    log.info({ step: 'check', owner }, 'another token-rotator holds this name; it is not due');
+    return {
+      ...base,
+      action: 'skipped',
+      reason: `not due; another token-rotator (${who}) holds its lock`,
+      oldId: token.id,
+      expiresAt: iso(token.expiresAt),
+    };
+  } catch (error) {
+    return failed(`another token-rotator (${who}) holds its lock, and checking whether it is due failed: ${errorSummary(error).message}`);
   }
 }
 
@@ -81,25 +137,58 @@ async function recordAttempt(ctx: RotationContext, outcome: TokenOutcome): Promi
   if (!existing && !failed) return;
   const record = existing ?? resolveLineage(policy, undefined, deps.clock.now()).record;
   if (!failed && record.consecutiveFailures === 0) return;
+  const message = outcome.reason.length > MAX_FAILURE_MESSAGE ? `${outcome.reason.slice(0, MAX_FAILURE_MESSAGE)}…` : outcome.reason;
   await deps.state.write(
     failed
       ? {
           ...record,
           consecutiveFailures: record.consecutiveFailures + 1,
-          lastFailure: { at: deps.clock.now().toISOString(), code: outcome.error?.code ?? 'ERR_UNEXPECTED', message: outcome.reason },
+          lastFailure: { at: deps.clock.now().toISOString(), code: outcome.error?.code ?? 'ERR_UNEXPECTED', message },
         }
       : { ...record, consecutiveFailures: 0 },
   );
+}
+
+/**
+ * An intent whose rotation the state already records: the staged write failed, the rotation was
+ * finished from memory and committed, and the intent could not be erased. Nothing is left to do.
+ */
+function intentWasCommitted(record: StateRecord, entry: IntentEntry): boolean {
+  return record.currentId !== entry.oldId && record.lineage.some((l) => l.id === entry.oldId && l.replacedAt === entry.startedAt);
 }
 
 async function rotateLocked(ctx: RotationContext, options: RotateOptions): Promise<TokenOutcome> {
   const { deps, policy, log } = ctx;
   let lineage = resolveLineage(policy, await deps.state.read(policy.name), deps.clock.now());
   await deps.journal.removeLeftovers(policy.name);
-  const entry = await deps.journal.read(policy.name);
+  let entry = await deps.journal.read(policy.name);
+
+  if (entry?.phase === 'held') {
+    if (!options.heldId) {
+      throw heldSecretError(policy.name, entry.oldId, entry.held.problem, deps.journal.describe(policy.name), entry.existingTokenExpiresAt);
+    }
+    const staged = await stageHeldSecret(ctx, entry, options.heldId);
+    const { sinks, pending } = await finishRotation(ctx, staged, lineage.record);
+    return rotatedOutcome(
+      ctx,
+      staged,
+      sinks,
+      pending,
+      'resumed',
+      `delivered the held secret as ${options.heldId}, an id given by an operator`,
+    );
+  }
+  if (entry?.phase === 'intent' && intentWasCommitted(lineage.record, entry)) {
+    log.warn(
+      { step: 'resume', oldId: entry.oldId, newId: lineage.record.currentId },
+      'an intent left behind was already committed; erasing it',
+    );
+    await deps.journal.erase(policy.name);
+    entry = undefined;
+  }
 
   if (entry?.phase === 'staged') {
-    log.warn({ step: 'resume', oldId: entry.oldId, newId: entry.staged!.newId }, 'finishing an interrupted rotation without regenerating');
+    log.warn({ step: 'resume', oldId: entry.oldId, newId: entry.staged.newId }, 'finishing an interrupted rotation without regenerating');
     const { sinks, pending } = await finishRotation(ctx, entry, lineage.record);
     const finished = rotatedOutcome(ctx, entry, sinks, pending, 'resumed', `finished an interrupted rotation (${entry.reason})`);
     // An emergency rotation goes on from the token just delivered: it may be the leaked one.
@@ -150,8 +239,9 @@ async function rotateLocked(ctx: RotationContext, options: RotateOptions): Promi
       : decide({ token, history: historyOf(record), settings: policy.settings, now: deps.clock.now() });
   log.info({ step: 'check', id: token.id, expiresAt: iso(token.expiresAt), action: decision.action, reason: decision.reason }, 'checked');
   if (decision.action === 'skip') {
-    if (lineage.adopted || record.expiresAt !== iso(token.expiresAt))
-      await deps.state.write({ ...record, expiresAt: iso(token.expiresAt) });
+    const changed =
+      lineage.adopted || record.expiresAt !== iso(token.expiresAt) || skewWorthRecording(record.serviceClock, deps.clockOffsetMs?.());
+    if (changed) await deps.state.write({ ...record, expiresAt: iso(token.expiresAt) });
     return {
       name: policy.name,
       action: 'skipped',
@@ -165,14 +255,30 @@ async function rotateLocked(ctx: RotationContext, options: RotateOptions): Promi
   }
 
   const overlapMs = options.force?.overlapMs ?? policy.settings.overlapMs;
-  const { entry: staged, secret } = await regenerateJournalled(ctx, { token, reason: decision.reason, overlapMs });
-  const { sinks, pending } = await finishRotation(ctx, staged, record, secret);
-  return rotatedOutcome(ctx, staged, sinks, pending, decision.check, decision.reason, token);
+  const regenerated = await regenerateJournalled(ctx, { token, reason: decision.reason, overlapMs });
+  let outcome: TokenOutcome;
+  if (regenerated.kind === 'unjournalled') {
+    const result = await deliverUnjournalled(ctx, regenerated.entry, regenerated.secret, regenerated.cause, record);
+    outcome = {
+      // Nothing stays staged for a next run to deliver: `pending` would promise what cannot happen.
+      ...rotatedOutcome(ctx, regenerated.entry, result.sinks, [], decision.check, decision.reason, token),
+      action: 'failed',
+      error: { code: StagingFailedError.code, message: result.message },
+    };
+  } else {
+    const { sinks, pending } = await finishRotation(ctx, regenerated.entry, record, regenerated.secret);
+    outcome = rotatedOutcome(ctx, regenerated.entry, sinks, pending, decision.check, decision.reason, token);
+  }
+  if (!options.force) return outcome;
+  // The leaked credential may be one replaced earlier and still inside its own overlap.
+  const latest = (await deps.state.read(policy.name)) ?? record;
+  const earlierTokens = await endEarlierTokens(ctx, latest, new Date(regenerated.entry.existingTokenExpiresAt));
+  return { ...outcome, earlierTokens };
 }
 
 function rotatedOutcome(
   ctx: RotationContext,
-  entry: JournalEntry,
+  entry: StagedEntry,
   sinks: TokenOutcome['sinks'],
   pending: string[],
   check: TokenOutcome['check'],
@@ -186,13 +292,13 @@ function rotatedOutcome(
     reason,
     oldId: entry.oldId,
     expiresAt: token ? iso(token.expiresAt) : entry.oldExpiresAt,
-    newId: entry.staged!.newId,
-    newExpiresAt: entry.staged!.newExpiresAt,
+    newId: entry.staged.newId,
+    newExpiresAt: entry.staged.newExpiresAt,
     existingTokenExpiresAt: entry.existingTokenExpiresAt,
     sinks,
     orphans: ctx.orphans,
   };
   if (pending.length === 0) return outcome;
   const message = `rotated, but not yet delivered to ${pending.join(', ')}; the secret stays staged and the next run delivers it without regenerating`;
-  return { ...outcome, action: 'failed', pending, error: { code: 'ERR_SINK', message } };
+  return { ...outcome, action: 'failed', pending, error: { code: SinkError.code, message } };
 }

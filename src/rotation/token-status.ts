@@ -20,6 +20,8 @@ export interface TokenStatus {
   consecutiveFailures: number;
   backoffUntil: string | null;
   lastError: { at: string; code: string; message: string } | null;
+  /** The service's clock minus this machine's, as last measured (ms); null when never measured. */
+  serviceClockOffsetMs: number | null;
 }
 
 export function tokenStatus(
@@ -34,7 +36,9 @@ export function tokenStatus(
       ? policy.sinks.filter((s) => !entry.delivered.includes(sink.target(s))).map((s) => sink.describe(s))
       : entry?.phase === 'intent'
         ? [`a regenerate of ${entry.oldId} sent at ${entry.startedAt} with no known outcome`]
-        : [];
+        : entry?.phase === 'held'
+          ? [`a new secret held in the journal, delivered nowhere: ${entry.held.problem}`]
+          : [];
   if (!record) {
     return {
       name: policy.name,
@@ -46,13 +50,16 @@ export function tokenStatus(
       consecutiveFailures: 0,
       backoffUntil: null,
       lastError: null,
+      serviceClockOffsetMs: null,
     };
   }
+  // Expiries and failure times were written on the service's clock: compare them on it too.
+  const serviceNow = new Date(now.getTime() + (record.serviceClock?.offsetMs ?? 0));
   const decision = decide({
     token: { id: record.currentId, expiresAt: record.expiresAt ? new Date(record.expiresAt) : null },
     history: historyOf(record),
     settings: policy.settings,
-    now,
+    now: serviceNow,
   });
   const until = backoffUntil({
     consecutiveFailures: record.consecutiveFailures,
@@ -66,8 +73,9 @@ export function tokenStatus(
     nextDueAt: decision.dueAt ? decision.dueAt.toISOString() : null,
     pending,
     consecutiveFailures: record.consecutiveFailures,
-    backoffUntil: until && until > now ? until.toISOString() : null,
+    backoffUntil: until && until > serviceNow ? until.toISOString() : null,
     lastError: record.consecutiveFailures > 0 ? record.lastFailure : null,
+    serviceClockOffsetMs: record.serviceClock?.offsetMs ?? null,
   };
 }
 
@@ -84,5 +92,22 @@ export function unreadableStatus(policy: TokenPolicy, error: unknown): TokenStat
     consecutiveFailures: 0,
     backoffUntil: null,
     lastError: { at: '', code, message },
+    serviceClockOffsetMs: null,
+  };
+}
+
+/** A name that left the policy but whose unfinished rotation is still in the journal. */
+export function strayStatus(stray: { name: string; message: string }): TokenStatus {
+  return {
+    name: stray.name,
+    currentId: '-',
+    expiresAt: null,
+    lastRotatedAt: null,
+    nextDueAt: null,
+    pending: [stray.message],
+    consecutiveFailures: 0,
+    backoffUntil: null,
+    lastError: null,
+    serviceClockOffsetMs: null,
   };
 }

@@ -1,35 +1,57 @@
 import { z } from 'zod';
 
+import { isTokenId, tokenIdProblem } from '../token-id.js';
 import { storedSecretSchema } from './secret-box.js';
 
 export const JOURNAL_VERSION = 1;
 const isoDate = z.iso.datetime({ offset: true });
+const tokenId = z.string().refine(isTokenId, { error: (issue) => tokenIdProblem(issue.input) ?? 'not a token id' });
 
-/**
- * One unfinished rotation of one name. `intent` is written before regenerate is sent; `staged`
- * holds the new id and secret before any sink is touched. Erased, secret included, on commit.
- */
-export const journalEntrySchema = z.strictObject({
+/** What every phase records: which rotation of which name, from which token, asking what. */
+const rotationShape = {
   version: z.literal(JOURNAL_VERSION),
   name: z.string().min(1),
-  phase: z.enum(['intent', 'staged']),
   reason: z.string(),
   startedAt: isoDate,
-  oldId: z.string().min(1),
+  oldId: tokenId,
   /** The old token's expiry before we asked: what "nothing moved" looks like. */
   oldExpiresAt: isoDate.nullable(),
   existingTokenExpiresAt: isoDate,
   newTokenExpiresAt: isoDate.nullable(),
-  staged: z
-    .strictObject({
-      newId: z.string().min(1),
-      newExpiresAt: isoDate.nullable(),
-      stagedAt: isoDate,
-      secret: storedSecretSchema,
-    })
-    .optional(),
-  /** Sinks (by target) that hold the staged secret. */
+  /** Sinks (by target) that hold the staged secret; empty before staging. */
   delivered: z.array(z.string()),
+};
+
+/** Written before regenerate is sent: an answer may be lost, and this says what to reconcile. */
+export const intentEntrySchema = z.strictObject({ ...rotationShape, phase: z.literal('intent') });
+
+/** The answer, journalled before any sink is touched: from here the secret cannot be lost. */
+export const stagedEntrySchema = z.strictObject({
+  ...rotationShape,
+  phase: z.literal('staged'),
+  staged: z.strictObject({
+    newId: tokenId,
+    newExpiresAt: isoDate.nullable(),
+    stagedAt: isoDate,
+    secret: storedSecretSchema,
+  }),
 });
 
+/**
+ * A secret the service answered with an id we cannot use (missing, or not a plain path segment).
+ * It is the only copy of a working credential, so it is kept; it cannot be delivered or tracked,
+ * so the name stops here until an operator has dealt with it.
+ */
+export const heldEntrySchema = z.strictObject({
+  ...rotationShape,
+  phase: z.literal('held'),
+  held: z.strictObject({ problem: z.string(), heldAt: isoDate, secret: storedSecretSchema }),
+});
+
+/** One unfinished rotation of one name. Erased, secret included, on commit. */
+export const journalEntrySchema = z.discriminatedUnion('phase', [intentEntrySchema, stagedEntrySchema, heldEntrySchema]);
+
 export type JournalEntry = z.output<typeof journalEntrySchema>;
+export type IntentEntry = z.output<typeof intentEntrySchema>;
+export type StagedEntry = z.output<typeof stagedEntrySchema>;
+export type HeldEntry = z.output<typeof heldEntrySchema>;

@@ -28,6 +28,7 @@ export function resolveLineage(policy: { name: string; id: string }, existing: S
     lastRotatedAt: null,
     consecutiveFailures: 0,
     lastFailure: null,
+    serviceClock: null,
     lineage: existing
       ? [{ id: existing.currentId, replacedAt: now.toISOString(), expiresAt: existing.expiresAt }, ...existing.lineage].slice(
           0,

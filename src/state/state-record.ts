@@ -1,29 +1,37 @@
 import { z } from 'zod';
 
+import { isTokenId, tokenIdProblem } from '../token-id.js';
+
 export const STATE_VERSION = 1;
 /** Earlier ids kept per name: enough to answer "which token was this?" for a year of monthly rotations. */
 export const MAX_LINEAGE = 24;
 
 const isoDate = z.iso.datetime({ offset: true });
+const tokenId = z.string().refine(isTokenId, { error: (issue) => tokenIdProblem(issue.input) ?? 'not a token id' });
 
 export const stateRecordSchema = z.strictObject({
   version: z.literal(STATE_VERSION),
   name: z.string().min(1),
   /** The id to retrieve next; it changes on every regeneration. */
-  currentId: z.string().min(1),
+  currentId: tokenId,
   /** The current token's expiry as last seen; null: never expires. */
   expiresAt: isoDate.nullable(),
   /** The policy id this lineage started from. */
-  adoptedId: z.string().min(1),
+  adoptedId: tokenId,
   adoptedAt: isoDate,
   lastRotatedAt: isoDate.nullable(),
   /** Failed rotations in a row; scheduled checks back off while it is above 0. */
   consecutiveFailures: z.number().int().nonnegative().default(0),
   lastFailure: z.strictObject({ at: isoDate, code: z.string(), message: z.string() }).nullable().default(null),
+  /**
+   * The service's clock minus ours when this record was last written, from its `Date` headers:
+   * `status` reads it without the network.
+   */
+  serviceClock: z.strictObject({ offsetMs: z.number().int(), measuredAt: isoDate }).nullable().default(null),
   /** Earlier ids, newest first. */
   lineage: z.array(
     z.strictObject({
-      id: z.string().min(1),
+      id: tokenId,
       replacedAt: isoDate,
       /** When the replaced token stops (stopped) working. */
       expiresAt: isoDate.nullable(),

@@ -1,11 +1,17 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
+import type { RegeneratedToken } from '../../src/api/token-service-client.js';
 import { type Emulator, startEmulator } from '../../src/emulator/start-emulator.js';
 import { ApiError, RegenerateOutcomeUnknownError } from '../../src/errors.js';
 import { expectNoLeak } from '../helpers/leaks.js';
 import { emulatorClient } from '../helpers/rotator-client.js';
 
 const H = 3600_000;
+/** A regenerate that gave a token we can track, or a failed expectation. */
+function tracked(result: RegeneratedToken) {
+  if (result.kind !== 'tracked') throw new Error(`expected a tracked token, got ${result.kind}: ${result.problem}`);
+  return result;
+}
 const times = () => ({ existingTokenExpiresAt: new Date(Date.now() + H), newTokenExpiresAt: new Date(Date.now() + 30 * 24 * H) });
 
 describe('token service client against the emulator', () => {
@@ -34,7 +40,7 @@ describe('token service client against the emulator', () => {
     const token = emulator.store.add({ name: 'g1', expiresAt: new Date(Date.now() + 2 * 24 * H) });
     const { api, log } = emulatorClient(emulator);
     const t = times();
-    const fresh = await api.regenerate(token.id, t);
+    const fresh = tracked(await api.regenerate(token.id, t));
     expect(fresh.id).not.toBe(token.id);
     expect(fresh.secret.reveal()).toBe(emulator.store.get(fresh.id)!.secret);
     expect(fresh.expiresAt).toEqual(t.newTokenExpiresAt);
@@ -87,7 +93,7 @@ describe('token service client against the emulator', () => {
     const token = emulator.store.add({ name: 'g2', expiresAt: null });
     emulator.faults.add({ op: 'regenerate', action: { kind: 'status', status: 429, headers: { 'retry-after': '0' } } });
     const { api } = emulatorClient(emulator);
-    const fresh = await api.regenerate(token.id, times());
+    const fresh = tracked(await api.regenerate(token.id, times()));
     expect(regenerates().map((r) => r.status)).toEqual([429, 200]);
     expect(fresh.id).not.toBe(token.id);
   });

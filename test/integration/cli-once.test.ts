@@ -87,6 +87,18 @@ describe('token-rotator once / plan / validate against the fx.emulator', () => {
     ]);
   });
 
+  it('warns when TLS certificate checks are turned off for the process', async () => {
+    const fine = fx.emulator.store.add({ name: 'tls', expiresAt: inDays(60) });
+    await writePolicy(fx.dir, { version: 1, tokens: [{ name: 'tls', id: fine.id, sinks: [sink('tls')] }] });
+    const result = await runCli(['once', '--config', 'rotation.yaml', '--dotenv', fx.envFile], {
+      cwd: fx.dir,
+      env: { NODE_TLS_REJECT_UNAUTHORIZED: '0' },
+    });
+    fx.results.push(result);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/NODE_TLS_REJECT_UNAUTHORIZED=0 turns off TLS certificate checks/);
+  });
+
   it('plan changes nothing: no regenerate, no state folder, no sink file', async () => {
     const due = fx.emulator.store.add({ name: 'p', expiresAt: inDays(1) });
     await writePolicy(fx.dir, { version: 1, tokens: [{ name: 'p', id: due.id, sinks: [sink('p')] }] });

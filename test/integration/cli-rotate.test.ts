@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 
 import { describe, expect, it } from 'vitest';
@@ -36,6 +38,51 @@ describe('token-rotator rotate (emergency rotation)', () => {
     expect(fx.emulator.store.get(token.id)).toBeUndefined(); // the old token is gone at once
     expect(result.stderr).toMatch(/"reason":"pasted in a public channel".*"msg":"emergency rotation requested"/);
     expect(result.stderr).toMatch(/"step":"staged".*"reason":"manual rotation: pasted in a public channel"/);
+  });
+
+  describe('earlier tokens of the name, still inside their own overlap', () => {
+    async function rotatedOnce(name: string) {
+      const first = fx.emulator.store.add({ name, expiresAt: new Date(Date.now() + 2 * DAY) });
+      await writePolicy(fx.dir, { version: 1, tokens: [{ name, id: first.id, sinks: [{ type: 'file', path: `secrets/${name}.token` }] }] });
+      const once = await runCli(['once', '--config', 'rotation.yaml', '--dotenv', fx.envFile], { cwd: fx.dir });
+      fx.results.push(once);
+      expect(once.code, once.stderr).toBe(0);
+      expect(fx.emulator.store.isAlive(fx.emulator.store.all().find((t) => t.id === first.id)!)).toBe(true); // 1 h overlap
+      return first;
+    }
+
+    it('--revoke-now ends them too; the throwaway it mints dies within a minute and its secret is kept nowhere', async () => {
+      const first = await rotatedOnce('leaked-twice');
+      const result = await rotate('leaked-twice', '--revoke-now', '--yes', '--reason', 'leaked an hour ago');
+      expect(result.code, result.stderr).toBe(0);
+      const alive = fx.emulator.store.all().filter((t) => t.name === 'leaked-twice' && fx.emulator.store.isAlive(t));
+      const delivered = await readFile(join(fx.dir, 'secrets/leaked-twice.token'), 'utf8');
+      const current = alive.find((t) => t.secret === delivered)!;
+      expect(current).toBeDefined();
+      // Only the delivered token, and the throwaway that ended the first one, still work.
+      const others = alive.filter((t) => t !== current);
+      expect(others).toHaveLength(1);
+      expect(others[0]!.expiresAt!.getTime() - Date.now()).toBeLessThanOrEqual(60_000);
+      expect(fx.emulator.store.isAlive(fx.emulator.store.all().find((t) => t.id === first.id)!)).toBe(false);
+      expect(result.stdout).toMatch(new RegExp(`leaked-twice\\s+${first.id}\\s+ended`));
+      // The throwaway's secret appears in no output or state: the fixture's leak sweep checks every issued secret.
+    });
+
+    it('a token that cannot be ended is named loudly with its expiry, and the run fails', async () => {
+      const first = await rotatedOnce('stubborn');
+      fx.emulator.faults.add({ op: 'regenerate', id: first.id, action: { kind: 'status', status: 403, message: 'forbidden' } });
+      const result = await rotate('stubborn', '--revoke-now', '--yes');
+      expect(result.code).toBe(1);
+      expect(result.stdout).toMatch(new RegExp(`stubborn\\s+${first.id}\\s+STILL ALIVE`));
+      expect(result.stderr).toMatch(/STILL ALIVE: token/);
+    });
+  });
+
+  it('names given twice are rotated once', async () => {
+    await setup('twice');
+    const result = await rotate('twice', 'twice', '--yes');
+    expect(result.code, result.stderr).toBe(0);
+    expect(sent()).toHaveLength(1);
   });
 
   it('--overlap gives the old token that long', async () => {

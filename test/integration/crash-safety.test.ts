@@ -304,6 +304,38 @@ describe('crash-safe rotation', () => {
     expect(run.stdout).toMatch(
       /an unfinished rotation of 'leaving' is in .*journal\/leaving\.json, but 'leaving' is no longer in the policy/,
     );
+    // status and plan say it too, and neither calls it healthy.
+    for (const command of ['status', 'plan']) {
+      const shown = await runCli([command, ...args()], { cwd: fx.dir });
+      fx.results.push(shown);
+      expect(shown.code, `${command} exits 1`).toBe(1);
+      expect(shown.stdout, command).toMatch(/leaving.*an unfinished rotation of 'leaving' is in .*It holds a new secret/);
+    }
+  });
+
+  it('a staged entry without its staged part is reported as damaged, with its file, never as a crash', async () => {
+    const token = fx.emulator.store.add({ name: 'halfway', expiresAt: inDays(1) });
+    await policyFor([{ name: 'halfway', id: token.id }]);
+    await mkdir(join(fx.dir, 'state/journal'), { recursive: true });
+    const at = new Date().toISOString();
+    const entry = {
+      version: 1,
+      name: 'halfway',
+      phase: 'staged',
+      reason: 'r',
+      startedAt: at,
+      oldId: token.id,
+      oldExpiresAt: at,
+      existingTokenExpiresAt: at,
+      newTokenExpiresAt: null,
+      delivered: [],
+    };
+    await writeFile(join(fx.dir, 'state/journal/halfway.json'), JSON.stringify(entry));
+    const run = await cli();
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/journal entry .*halfway\.json is damaged \(staged: required\)/);
+    expect(run.stdout + run.stderr).not.toMatch(/Cannot read properties/);
+    expect(regenerates()).toHaveLength(0);
   });
 
   it('plan shows an interrupted rotation, and changes nothing', async () => {

@@ -1,4 +1,4 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
@@ -138,6 +138,65 @@ describe('token-rotator daemon (a real process)', () => {
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(/"msg":"the new policy is invalid; keeping the one in force"/);
     expect(result.stderr).toMatch(/"tokens":2,"msg":"policy reloaded"/);
+  });
+
+  it('SIGHUP refuses a policy that validate refuses, not only one that does not parse', async () => {
+    const kept = fx.emulator.store.add({ name: 'kept', expiresAt: new Date(Date.now() + 60 * DAY) });
+    await writePolicy(fx.dir, {
+      version: 1,
+      tokens: [{ name: 'kept', id: kept.id, sinks: [{ type: 'file', path: 'secrets/kept.token' }] }],
+    });
+    const { child, done } = daemon();
+    await eventually(async () => ((await get('/readyz')).status === 200 ? true : undefined), 'readiness');
+
+    // Well-formed, but its sink would write into the state folder: validate says exit 2.
+    await writePolicy(fx.dir, {
+      version: 1,
+      tokens: [{ name: 'kept', id: kept.id, sinks: [{ type: 'file', path: 'state/tokens/kept.json' }] }],
+    });
+    child.kill('SIGHUP');
+    await sleep(500);
+    child.kill('SIGINT');
+    const result = await done;
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/writes inside the state folder.*"msg":"the new policy is invalid; keeping the one in force"/);
+    expect(result.stderr).not.toMatch(/"msg":"policy reloaded"/);
+  });
+
+  it('an unfinished rotation of a name no longer in the policy is logged, counted as pending, and keeps it unready', async () => {
+    await mkdir(join(fx.dir, 'state/journal'), { recursive: true });
+    const at = new Date().toISOString();
+    await writeFile(
+      join(fx.dir, 'state/journal/gone.json'),
+      JSON.stringify({
+        version: 1,
+        name: 'gone',
+        phase: 'intent',
+        reason: 'r',
+        startedAt: at,
+        oldId: 'g1',
+        oldExpiresAt: at,
+        existingTokenExpiresAt: at,
+        newTokenExpiresAt: null,
+        delivered: [],
+      }),
+    );
+    const present = fx.emulator.store.add({ name: 'present', expiresAt: new Date(Date.now() + 60 * DAY) });
+    await writePolicy(fx.dir, {
+      version: 1,
+      tokens: [{ name: 'present', id: present.id, sinks: [{ type: 'file', path: 'secrets/present.token' }] }],
+    });
+    const { child, done } = daemon();
+    const ready = await eventually(async () => {
+      const answer = await get('/readyz').catch(() => undefined);
+      return answer && fx.emulator.requests.length > 0 ? answer : undefined;
+    }, 'the first check');
+    expect(ready.status).toBe(503);
+    expect(ready.text).toMatch(/an unfinished rotation of 'gone' is in .*gone\.json, but 'gone' is no longer in the policy/);
+    expect(metric((await get('/metrics')).text, 'token_rotator_pending_deliveries', 'token="gone"')).toBe(1);
+    child.kill('SIGTERM');
+    const result = await done;
+    expect(result.stderr).toMatch(/"tokenName":"gone".*an unfinished rotation of 'gone'/);
   });
 
   it('reports a listen address it cannot use', async () => {

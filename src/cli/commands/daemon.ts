@@ -3,9 +3,10 @@ import { startDaemon } from '../../daemon/start-daemon.js';
 import { ConfigError } from '../../errors.js';
 import { createLogger } from '../../log/logger.js';
 import { createNotifier } from '../../notify/notifier.js';
-import { warnIfJournalUnsealed } from '../build-deps.js';
+import { warnAboutUnsafeSettings } from '../build-deps.js';
 import { type CliIo, EXIT } from '../io.js';
-import { type GlobalOptions, loadRuntime } from '../load-runtime.js';
+import { listenError } from '../listen-error.js';
+import { type GlobalOptions, loadRuntime, reloadRuntime, type Runtime } from '../load-runtime.js';
 
 export const DEFAULT_LISTEN = '127.0.0.1:9464';
 /** SIGTERM to exit: Kubernetes waits 30 s by default; we promise 10. */
@@ -32,20 +33,26 @@ export async function daemonCommand(options: GlobalOptions & { listen?: string }
     ]);
 
   const logger = createLogger({ level: runtime.settings.logLevel });
-  warnIfJournalUnsealed(runtime.settings, logger);
+  warnAboutUnsafeSettings(runtime.settings, io.env, logger);
+  const notifyFor = (targets: Runtime['notificationTargets']) => createNotifier(targets, logger);
   let daemon;
   try {
-    const notify = createNotifier(runtime.notificationTargets, logger);
     daemon = await startDaemon({
       settings: runtime.settings,
       policy: runtime.policy,
-      notify,
+      notify: notifyFor(runtime.notificationTargets),
+      reloadPolicy: async () => {
+        const next = await reloadRuntime(runtime);
+        return { policy: next.policy, notify: notifyFor(next.notificationTargets) };
+      },
       listen,
       logger,
       clock: systemClock,
       env: io.env,
     });
   } catch (error) {
+    const refused = listenError(error, options.listen ? '--listen' : 'env.ROTATOR_LISTEN', listenText, 'choose another address or port');
+    if (refused) throw refused;
     logger.fatal({ err: error, listen: listenText }, 'cannot start the daemon');
     return EXIT.failed;
   }

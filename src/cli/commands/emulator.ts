@@ -7,6 +7,7 @@ import { ConfigError } from '../../errors.js';
 import { writeFileAtomic } from '../../fs/atomic-write.js';
 import { formatTable, shortDate } from '../format-table.js';
 import { type CliIo, EXIT } from '../io.js';
+import { listenError } from '../listen-error.js';
 
 export interface EmulatorCommandOptions {
   host: string;
@@ -39,13 +40,18 @@ export async function emulatorCommand(options: EmulatorCommandOptions, io: CliIo
     ]);
   }
   const seed = options.seed ? await loadSeedFile(resolve(io.cwd, options.seed)) : undefined;
-  const emulator = await startEmulator({
-    host,
-    port: options.port,
-    seed: seed as Record<string, unknown> | undefined,
-    latencyMs: options.latency,
-    rateLimitPerMinute: options.rateLimit,
-  });
+  let emulator;
+  try {
+    emulator = await startEmulator({
+      host,
+      port: options.port,
+      seed: seed as Record<string, unknown> | undefined,
+      latencyMs: options.latency,
+      rateLimitPerMinute: options.rateLimit,
+    });
+  } catch (error) {
+    throw listenError(error, '--port', `${options.host}:${options.port}`, 'choose another port, or 0 for any free one') ?? error;
+  }
   try {
     const env = emulator.rotatorEnv();
     let secretNote = 'client secret: not shown; start with --env-out FILE to have it written to a 0600 env file';

@@ -2,7 +2,7 @@ import { systemClock } from '../../clock.js';
 import { createLogger } from '../../log/logger.js';
 import { createNotifier } from '../../notify/notifier.js';
 import { runOnce } from '../../rotation/run-once.js';
-import { buildRotationDeps, warnIfJournalUnsealed } from '../build-deps.js';
+import { buildRotationDeps, warnAboutUnsafeSettings } from '../build-deps.js';
 import { formatOutcomes } from '../format-outcomes.js';
 import { type CliIo, EXIT } from '../io.js';
 import { type GlobalOptions, loadRuntime } from '../load-runtime.js';
@@ -11,7 +11,7 @@ import { type GlobalOptions, loadRuntime } from '../load-runtime.js';
 export async function onceCommand(options: GlobalOptions & { json?: boolean }, io: CliIo): Promise<number> {
   const { settings, policy, notificationTargets } = await loadRuntime(options, io);
   const logger = createLogger({ level: settings.logLevel });
-  warnIfJournalUnsealed(settings, logger);
+  warnAboutUnsafeSettings(settings, io.env, logger);
   const deps = buildRotationDeps(settings, logger, systemClock, io.env);
   const outcomes = await runOnce(policy, deps, { concurrency: settings.concurrency });
   const notify = createNotifier(notificationTargets, logger);

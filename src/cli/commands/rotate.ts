@@ -6,7 +6,7 @@ import { ConfigError, type ConfigIssue } from '../../errors.js';
 import { createLogger } from '../../log/logger.js';
 import { createNotifier } from '../../notify/notifier.js';
 import { rotateToken } from '../../rotation/rotate-token.js';
-import { buildRotationDeps, warnIfJournalUnsealed } from '../build-deps.js';
+import { buildRotationDeps, warnAboutUnsafeSettings } from '../build-deps.js';
 import { formatOutcomes } from '../format-outcomes.js';
 import { type CliIo, EXIT } from '../io.js';
 import { type GlobalOptions, loadRuntime } from '../load-runtime.js';
@@ -17,6 +17,7 @@ export interface RotateCommandOptions extends GlobalOptions {
   yes?: boolean;
   reason?: string;
   json?: boolean;
+  heldId?: string;
 }
 
 /** An emergency waits longer for a scheduled rotation of the same name to finish than `once` does. */
@@ -35,8 +36,10 @@ async function confirm(io: CliIo, question: string): Promise<boolean> {
  * Emergency rotation of the named tokens now, regardless of schedule and backoff. `--revoke-now`
  * ends the old token at once; `--overlap` gives it another grace period (never longer than it had).
  */
-export async function rotateCommand(names: string[], options: RotateCommandOptions, io: CliIo): Promise<number> {
+export async function rotateCommand(given: string[], options: RotateCommandOptions, io: CliIo): Promise<number> {
   const { settings, policy, notificationTargets } = await loadRuntime(options, io);
+  // `rotate a a` is one emergency, not two regenerates.
+  const names = [...new Set(given)];
   const issues: ConfigIssue[] = [];
   const known = new Map(policy.tokens.map((t) => [t.name, t]));
   for (const name of names) {
@@ -52,6 +55,9 @@ export async function rotateCommand(names: string[], options: RotateCommandOptio
     const parsed = parseDuration(options.overlap);
     if (parsed.ok) overlapMs = parsed.ms;
     else issues.push({ path: '--overlap', message: parsed.message });
+  }
+  if (options.heldId !== undefined && names.length !== 1) {
+    issues.push({ path: '--held-id', message: 'names the token a held secret belongs to: give exactly one token name with it' });
   }
   if (issues.length > 0) throw new ConfigError(issues);
 
@@ -70,17 +76,22 @@ export async function rotateCommand(names: string[], options: RotateCommandOptio
   }
 
   const logger = createLogger({ level: settings.logLevel });
-  warnIfJournalUnsealed(settings, logger);
+  warnAboutUnsafeSettings(settings, io.env, logger);
   const deps = buildRotationDeps(settings, logger, systemClock, io.env);
   logger.warn({ tokens: names, reason, overlapMs: overlapMs ?? null }, 'emergency rotation requested');
   const notify = createNotifier(notificationTargets, logger);
   const outcomes = [];
   for (const name of names) {
     const force = overlapMs === undefined ? { reason } : { reason, overlapMs };
-    const outcome = await rotateToken(known.get(name)!, deps, { force, lockWaitMs: EMERGENCY_LOCK_WAIT_MS });
+    const outcome = await rotateToken(known.get(name)!, deps, {
+      force,
+      lockWaitMs: EMERGENCY_LOCK_WAIT_MS,
+      ...(options.heldId !== undefined ? { heldId: options.heldId } : {}),
+    });
     await notify(outcome, systemClock.now());
     outcomes.push(outcome);
   }
   io.stdout.write(options.json ? `${JSON.stringify(outcomes, null, 2)}\n` : formatOutcomes(outcomes));
-  return outcomes.every((o) => o.action === 'rotated' && o.orphans.length === 0) ? EXIT.ok : EXIT.failed;
+  const stillAlive = outcomes.flatMap((o) => o.earlierTokens ?? []).some((t) => t.result === 'still-alive');
+  return outcomes.every((o) => o.action === 'rotated' && o.orphans.length === 0) && !stillAlive ? EXIT.ok : EXIT.failed;
 }

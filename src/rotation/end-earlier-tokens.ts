@@ -1,0 +1,90 @@
+import { ApiError, RegenerateOutcomeUnknownError } from '../errors.js';
+import type { StateRecord } from '../state/state-record.js';
+import type { RotationContext } from './context.js';
+import { errorSummary, iso } from './outcome.js';
+
+/** What became of a token replaced before the one an emergency rotation just replaced. */
+export interface EarlierTokenOutcome {
+  id: string;
+  /**
+   * `ended`: ended now; `already-ended`: it stops by the deadline anyway; `gone`: the service no
+   * longer knows it; `still-alive`: it could not be ended and works until `expiresAt`.
+   */
+  result: 'ended' | 'already-ended' | 'gone' | 'still-alive';
+  /** When it stops working, as far as we know (null: never). */
+  expiresAt: string | null;
+  error?: string;
+}
+
+/** The throwaway minted to end a token lives this long, and its secret is never kept. */
+const THROWAWAY_LIFETIME_MS = 60_000;
+
+/**
+ * After an emergency rotation, tokens of the name replaced earlier may still be inside their own
+ * overlap, and the leaked credential is often one of them. The interface has no delete, but a
+ * regenerate with `existingTokenExpiresAt` = the deadline ends a token at the deadline, minting a
+ * throwaway that dies within a minute; its secret is dropped at once, never delivered nor kept.
+ * Every token that still works past `deadline` is ended, or named with its expiry.
+ */
+export async function endEarlierTokens(ctx: RotationContext, record: StateRecord, deadline: Date): Promise<EarlierTokenOutcome[]> {
+  const { deps, log } = ctx;
+  const outcomes: EarlierTokenOutcome[] = [];
+  const candidates = record.lineage.filter((l) => l.id !== record.currentId && (l.expiresAt === null || new Date(l.expiresAt) > deadline));
+  for (const earlier of candidates) {
+    const outcome = await endOne(ctx, earlier.id, deadline);
+    outcomes.push(outcome);
+    if (outcome.result === 'still-alive') {
+      log.error(
+        { step: 'revoke', id: earlier.id, expiresAt: outcome.expiresAt, err: outcome.error },
+        `STILL ALIVE: token ${earlier.id}, replaced earlier, could not be ended and works until ${outcome.expiresAt ?? 'it is deleted'}; delete it in the service's console`,
+      );
+    } else {
+      log.warn(
+        { step: 'revoke', id: earlier.id, result: outcome.result, expiresAt: outcome.expiresAt },
+        'earlier token of this name checked',
+      );
+    }
+  }
+  if (outcomes.length > 0) {
+    const known = new Map(outcomes.map((o) => [o.id, o.expiresAt]));
+    const lineage = record.lineage.map((l) => (known.has(l.id) ? { ...l, expiresAt: known.get(l.id) ?? null } : l));
+    await deps.state.write({ ...record, lineage });
+  }
+  return outcomes;
+}
+
+async function endOne(ctx: RotationContext, id: string, deadline: Date): Promise<EarlierTokenOutcome> {
+  const { deps, log } = ctx;
+  let current;
+  try {
+    current = await deps.api.retrieve(id, { signal: ctx.signal });
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return { id, result: 'gone', expiresAt: null };
+    return { id, result: 'still-alive', expiresAt: null, error: errorSummary(error).message };
+  }
+  if (current.expiresAt !== null && current.expiresAt <= deadline)
+    return { id, result: 'already-ended', expiresAt: iso(current.expiresAt) };
+
+  const times = { existingTokenExpiresAt: deadline, newTokenExpiresAt: new Date(deps.clock.now().getTime() + THROWAWAY_LIFETIME_MS) };
+  try {
+    const throwaway = await deps.api.regenerate(id, times, { signal: ctx.signal });
+    log.info(
+      {
+        step: 'revoke',
+        id,
+        throwawayId: throwaway.kind === 'tracked' ? throwaway.id : undefined,
+        throwawayExpiresAt: iso(times.newTokenExpiresAt),
+      },
+      'ended an earlier token; the throwaway it minted dies within a minute and its secret was not kept',
+    );
+    return { id, result: 'ended', expiresAt: iso(deadline) };
+  } catch (error) {
+    if (!(error instanceof RegenerateOutcomeUnknownError))
+      return { id, result: 'still-alive', expiresAt: iso(current.expiresAt), error: errorSummary(error).message };
+    // Whether it took effect shows on the token itself.
+    const after = await deps.api.retrieve(id, { signal: ctx.signal }).catch(() => undefined);
+    if (after && after.expiresAt !== null && after.expiresAt.getTime() <= deadline.getTime() + 1000)
+      return { id, result: 'ended', expiresAt: iso(after.expiresAt) };
+    return { id, result: 'still-alive', expiresAt: iso(after?.expiresAt ?? current.expiresAt), error: errorSummary(error).message };
+  }
+}

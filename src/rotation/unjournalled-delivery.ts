@@ -1,0 +1,91 @@
+import type { Secret } from '../secret.js';
+import type { StagedEntry } from '../state/journal-entry.js';
+import { recordRotation } from '../state/lineage.js';
+import type { StateRecord } from '../state/state-record.js';
+import type { RotationContext } from './context.js';
+import { deliverStaged, type DeliveryResult } from './finish-rotation.js';
+import { errorSummary } from './outcome.js';
+import { reportOrphan } from './report-orphan.js';
+
+export interface UnjournalledResult extends DeliveryResult {
+  /** Whether the new id made it into the state record. */
+  committed: boolean;
+  /** What happened, for the outcome: always a failure, since the state disk is failing. */
+  message: string;
+}
+
+/**
+ * The service answered, and the journal could not be written (the state disk turned read-only or
+ * full while the regenerate was in flight). The secret exists only in this process: it is delivered
+ * from memory to every sink that takes it, committed if the state still can be, and what happened
+ * is said now, by this run, never left for the next one to discover as an orphan.
+ */
+export async function deliverUnjournalled(
+  ctx: RotationContext,
+  entry: StagedEntry,
+  secret: Secret,
+  cause: unknown,
+  record: StateRecord,
+): Promise<UnjournalledResult> {
+  const { deps, policy, log } = ctx;
+  const { newId } = entry.staged;
+  const why = errorSummary(cause).message;
+  const result = await deliverStaged(ctx, entry, secret, 'unavailable');
+  const orphan = { oldId: entry.oldId, newId, regeneratedAt: entry.startedAt, oldTokenWorksUntil: entry.existingTokenExpiresAt };
+
+  if (result.pending.length > 0) {
+    const reached = result.sinks.filter((s) => s.result !== 'failed').map((s) => s.sink);
+    const detail = reached.length
+      ? `the journal could not be written (${why}), and the secret reached only ${reached.join(', ')}, not ${result.pending.join(', ')}`
+      : `the journal could not be written (${why}), and no sink took the secret`;
+    reportOrphan(ctx, orphan, detail);
+    await forgetIntent(ctx);
+    return {
+      ...result,
+      committed: false,
+      message:
+        `regenerated ${entry.oldId} -> ${newId}, but ${detail}: it cannot be kept. ` +
+        `The next run rotates '${policy.name}' again from ${entry.oldId}, which works until ${entry.existingTokenExpiresAt}.`,
+    };
+  }
+
+  let committed = false;
+  let stateWhy = '';
+  try {
+    await ctx.lock.assertHeld();
+    await deps.state.write(
+      recordRotation(record, {
+        newId,
+        newExpiresAt: entry.staged.newExpiresAt ? new Date(entry.staged.newExpiresAt) : null,
+        existingTokenExpiresAt: new Date(entry.existingTokenExpiresAt),
+        now: new Date(entry.startedAt),
+      }),
+    );
+    committed = true;
+    log.info({ step: 'committed', oldId: entry.oldId, newId }, 'committed without a journal');
+  } catch (error) {
+    stateWhy = errorSummary(error).message;
+    log.error({ step: 'committed', oldId: entry.oldId, newId, err: error }, 'the new id could not be recorded either');
+  }
+  await forgetIntent(ctx);
+  return {
+    ...result,
+    committed,
+    message: committed
+      ? `regenerated ${entry.oldId} -> ${newId} and delivered it to every sink, but the journal could not be written (${why}). ` +
+        `The rotation is recorded in the state; check the disk of the state folder.`
+      : `regenerated ${entry.oldId} -> ${newId} and delivered it to every sink, but neither the journal (${why}) nor the state ` +
+        `(${stateWhy}) could record the new id: the next run would start from ${entry.oldId} (which stops at ${entry.existingTokenExpiresAt}) ` +
+        `and rotate again. To keep the delivered token, fix the disk and set \`id: ${newId}\` for '${policy.name}' in the policy.`,
+  };
+}
+
+/**
+ * The intent entry is erased when the disk allows it; when it does not, the next run recognises a
+ * committed rotation by the state's lineage, and reconciles (and reports) an uncommitted one.
+ */
+async function forgetIntent(ctx: RotationContext): Promise<void> {
+  await ctx.deps.journal
+    .erase(ctx.policy.name)
+    .catch((error: unknown) => ctx.log.warn({ err: error }, 'the intent entry could not be erased'));
+}
