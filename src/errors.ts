@@ -9,9 +9,33 @@ export interface ConfigIssue {
   message: string;
 }
 
+/**
+ * Every code an error of ours can carry: stable, documented, and the only place they are spelled.
+ * `ERR_UNEXPECTED` stands for anything that is not one of ours.
+ */
+export type RotatorErrorCode =
+  | 'ERR_ROTATOR'
+  | 'ERR_CONFIG'
+  | 'ERR_AUTH'
+  | 'ERR_API'
+  | 'ERR_REGENERATE_OUTCOME_UNKNOWN'
+  | 'ERR_REGENERATE_ANSWER_UNUSABLE'
+  | 'ERR_API_RESPONSE'
+  | 'ERR_SINK'
+  | 'ERR_LOCK_LOST'
+  | 'ERR_SECRET_HELD'
+  | 'ERR_STAGING_FAILED'
+  | 'ERR_LOCKED'
+  | 'ERR_STATE'
+  | 'ERR_ORPHANED_TOKEN'
+  | 'ERR_UNEXPECTED';
+
+/** The code given to a failure that is not one of our errors. */
+export const UNEXPECTED_ERROR_CODE: RotatorErrorCode = 'ERR_UNEXPECTED';
+
 export class RotatorError extends Error {
-  static readonly code: string = 'ERR_ROTATOR';
-  readonly code: string;
+  static readonly code: RotatorErrorCode = 'ERR_ROTATOR';
+  readonly code: RotatorErrorCode;
 
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -22,7 +46,7 @@ export class RotatorError extends Error {
 
 /** Bad policy, environment or arguments. Always found before any network call; exit code 2. */
 export class ConfigError extends RotatorError {
-  static override readonly code: string = 'ERR_CONFIG';
+  static override readonly code: RotatorErrorCode = 'ERR_CONFIG';
   readonly issues: readonly ConfigIssue[];
 
   constructor(issues: readonly ConfigIssue[]) {
@@ -40,14 +64,14 @@ export function formatIssues(issues: readonly ConfigIssue[]): string {
 
 /** The authorization server refused or could not be reached. */
 export class AuthError extends RotatorError {
-  static override readonly code: string = 'ERR_AUTH';
+  static override readonly code: RotatorErrorCode = 'ERR_AUTH';
 }
 
 export type ApiOperation = 'retrieve' | 'regenerate';
 
 /** The token service answered with an error, or could not be reached. */
 export class ApiError extends RotatorError {
-  static override readonly code: string = 'ERR_API';
+  static override readonly code: RotatorErrorCode = 'ERR_API';
   readonly op: ApiOperation;
   readonly status: number | undefined;
   readonly traceId: string | undefined;
@@ -67,7 +91,7 @@ export class ApiError extends RotatorError {
  * token). Sending it again blindly could mint a second token and lose the first one's secret.
  */
 export class RegenerateOutcomeUnknownError extends ApiError {
-  static override readonly code: string = 'ERR_REGENERATE_OUTCOME_UNKNOWN';
+  static override readonly code: RotatorErrorCode = 'ERR_REGENERATE_OUTCOME_UNKNOWN';
 }
 
 /**
@@ -75,16 +99,16 @@ export class RegenerateOutcomeUnknownError extends ApiError {
  * secret is lost. Never followed by another regenerate in the same run.
  */
 export class RegenerateAnswerUnusableError extends ApiError {
-  static override readonly code: string = 'ERR_REGENERATE_ANSWER_UNUSABLE';
+  static override readonly code: RotatorErrorCode = 'ERR_REGENERATE_ANSWER_UNUSABLE';
 }
 
 /** The service answered 200 with a body that is not what the contract says. */
 export class ApiResponseError extends ApiError {
-  static override readonly code: string = 'ERR_API_RESPONSE';
+  static override readonly code: RotatorErrorCode = 'ERR_API_RESPONSE';
 }
 
 export class SinkError extends RotatorError {
-  static override readonly code: string = 'ERR_SINK';
+  static override readonly code: RotatorErrorCode = 'ERR_SINK';
 }
 
 /**
@@ -92,7 +116,7 @@ export class SinkError extends RotatorError {
  * took the lock over). Everything it would do next could conflict with the new owner, so it stops.
  */
 export class LockLostError extends RotatorError {
-  static override readonly code: string = 'ERR_LOCK_LOST';
+  static override readonly code: RotatorErrorCode = 'ERR_LOCK_LOST';
 }
 
 /**
@@ -100,7 +124,7 @@ export class LockLostError extends RotatorError {
  * journal, and the name stops until an operator has dealt with it.
  */
 export class SecretHeldError extends RotatorError {
-  static override readonly code: string = 'ERR_SECRET_HELD';
+  static override readonly code: RotatorErrorCode = 'ERR_SECRET_HELD';
 }
 
 /**
@@ -108,17 +132,17 @@ export class SecretHeldError extends RotatorError {
  * from memory as far as it could be, and what happened is in the message.
  */
 export class StagingFailedError extends RotatorError {
-  static override readonly code: string = 'ERR_STAGING_FAILED';
+  static override readonly code: RotatorErrorCode = 'ERR_STAGING_FAILED';
 }
 
 /** Another process holds the name's lock while the name is due: it was not rotated by this run. */
 export class NameLockedError extends RotatorError {
-  static override readonly code: string = 'ERR_LOCKED';
+  static override readonly code: RotatorErrorCode = 'ERR_LOCKED';
 }
 
 /** The state store is unreadable or was written by something else; never silently reset. */
 export class StateError extends RotatorError {
-  static override readonly code: string = 'ERR_STATE';
+  static override readonly code: RotatorErrorCode = 'ERR_STATE';
 }
 
 /**
@@ -126,5 +150,5 @@ export class StateError extends RotatorError {
  * nobody has. Thrown when the old token no longer works either, so there is nothing to rotate from.
  */
 export class OrphanedTokenError extends RotatorError {
-  static override readonly code: string = 'ERR_ORPHANED_TOKEN';
+  static override readonly code: RotatorErrorCode = 'ERR_ORPHANED_TOKEN';
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { isTokenId, tokenIdProblem } from '../token-id.js';
+import { isTokenId, tokenIdProblem } from '../common/token-id.js';
 
 /** A token as the service describes it, with `expiresAt` normalised (null: never expires). */
 export interface ServiceToken {

@@ -2,13 +2,13 @@ import got, { type Got, type PlainResponse } from 'got';
 
 import type { AccessTokenSource } from '../auth/access-token-source.js';
 import type { Clock } from '../clock.js';
+import { tokenIdProblem } from '../common/token-id.js';
 import { ApiError, type ApiOperation, ApiResponseError, RegenerateAnswerUnusableError, RegenerateOutcomeUnknownError } from '../errors.js';
 import { describeRedirect, followSameOriginOnly, isRedirect } from '../http/redirect-policy.js';
 import { limitResponseSize } from '../http/response-size.js';
 import type { Logger } from '../log/logger.js';
 import type { RotationTimes } from '../policy/rotation-times.js';
 import { Secret } from '../secret.js';
-import { tokenIdProblem } from '../token-id.js';
 import { retryDelayMs } from './retry-delay.js';
 import { parseExpiry, readRegenerateAnswer, type ServiceToken, tokenBodySchema } from './service-token.js';
 import { traceIdOf, translateApiError } from './translate-error.js';

@@ -1,8 +1,8 @@
 import * as oidc from 'openid-client';
 
 import type { Clock } from '../clock.js';
+import { isLoopbackHost } from '../common/loopback.js';
 import type { AuthSettings } from '../config/env.js';
-import { isLoopbackHost } from '../config/env.js';
 import { AuthError } from '../errors.js';
 import { remoteText } from '../http/remote-text.js';
 import { scrubSecrets, Secret } from '../secret.js';

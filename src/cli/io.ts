@@ -1,4 +1,4 @@
-import type { Env } from '../config/env.js';
+import { type Env } from '../common/env-variables.js';
 
 /** What a command may touch of the process: injected, so `run()` can be driven in-process by tests. */
 export interface CliIo {

@@ -1,7 +1,8 @@
 import { resolve } from 'node:path';
 
 import { importClientPrivateKey } from '../auth/private-key.js';
-import { type Env, readEnvironment, readSettings, type Settings } from '../config/env.js';
+import { type Env } from '../common/env-variables.js';
+import { readEnvironment, readSettings, type Settings } from '../config/env.js';
 import { loadPolicy } from '../config/load-policy.js';
 import type { Policy } from '../config/types.js';
 import { AuthError, ConfigError, type ConfigIssue } from '../errors.js';

@@ -4,12 +4,12 @@ import { isAbsolute, resolve } from 'node:path';
 
 import { parse as parseDotenv } from 'dotenv';
 
+import { parseDuration } from '../common/duration.js';
+import { type Env, readVariable } from '../common/env-variables.js';
+import { isLoopbackHost } from '../common/loopback.js';
+import { parseStateKey } from '../common/state-key.js';
 import { ConfigError, type ConfigIssue } from '../errors.js';
 import { Secret } from '../secret.js';
-import { parseStateKey } from '../state/secret-box.js';
-import { parseDuration } from './duration.js';
-
-export type Env = Readonly<Record<string, string | undefined>>;
 
 export const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt'] as const;
 export type AuthMethod = (typeof AUTH_METHODS)[number];
@@ -90,27 +90,6 @@ export function readEnvironment(env: Env, options: { envFile: string | undefined
   }
   if (issues.length > 0) throw new ConfigError(issues);
   return merged;
-}
-
-/** `NAME`, or the content of the file `NAME_FILE` names (without its trailing newline); not both. */
-export function readVariable(env: Env, name: string, cwd: string): { value: string | undefined } | { issue: ConfigIssue } {
-  const pathVar = `${name}_FILE`;
-  const path = env[pathVar];
-  if (path === undefined || path === '') return { value: env[name] };
-  if (env[name] !== undefined && env[name] !== '')
-    return { issue: { path: `env.${pathVar}`, message: `both ${name} and ${pathVar} are set; set one` } };
-  try {
-    // Secret files written by editors and `kubectl create secret --from-file` often end in a newline.
-    return { value: readFileSync(resolve(cwd, path), 'utf8').replace(/\r?\n$/, '') };
-  } catch (error) {
-    return { issue: { path: `env.${pathVar}`, message: `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? error}` } };
-  }
-}
-
-const LOOPBACK_HOSTS = new Set(['localhost', '[::1]']);
-
-export function isLoopbackHost(hostname: string): boolean {
-  return LOOPBACK_HOSTS.has(hostname) || /^127(?:\.\d{1,3}){3}$/.test(hostname);
 }
 
 /** Plain http would send the access token and the new secrets in clear; only loopback may use it. */

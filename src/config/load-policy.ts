@@ -1,13 +1,13 @@
 import { dirname, resolve } from 'node:path';
 
+import { fromZodIssues } from '../common/config-issues.js';
+import { formatDuration } from '../common/duration.js';
+import { yamlValue } from '../common/yaml-value.js';
 import { ConfigError, type ConfigIssue } from '../errors.js';
 import { isSinkType, type SinkConfig, sinkFactories } from '../sinks/registry.js';
-import { formatDuration } from './duration.js';
-import { fromZodIssues } from './issues.js';
 import { policySchema, type RawSettings } from './policy-schema.js';
 import { policySizeIssue, readPolicyText } from './policy-text.js';
 import type { CheckSchedule, Policy, RotationSettings, TokenPolicy } from './types.js';
-import { yamlValue } from './yaml-value.js';
 
 export const DEFAULT_SCHEDULE: CheckSchedule = { expression: '*/15 * * * *', timezone: undefined, jitterMs: 0 };
 

@@ -1,11 +1,11 @@
 import cron from 'node-cron';
 import { z } from 'zod';
 
+import { DURATION_HELP, parseDuration } from '../common/duration.js';
+import { durationSchema } from '../common/duration-schema.js';
+import { strictObject } from '../common/strict-object.js';
+import { tokenIdProblem } from '../common/token-id.js';
 import { notificationSchema } from '../notify/notification-config.js';
-import { tokenIdProblem } from '../token-id.js';
-import { DURATION_HELP, parseDuration } from './duration.js';
-import { durationSchema } from './duration-schema.js';
-import { strictObject } from './strict-object.js';
 
 const duration = durationSchema;
 

@@ -1,9 +1,10 @@
 import cron from 'node-cron';
 import pLimit from 'p-limit';
 
-import { buildRotationDeps } from '../cli/build-deps.js';
 import type { Clock } from '../clock.js';
-import type { Env, Settings } from '../config/env.js';
+import { type Env } from '../common/env-variables.js';
+import { buildRotationDeps } from '../compose/rotation-deps.js';
+import type { Settings } from '../config/env.js';
 import type { Policy, TokenPolicy } from '../config/types.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../log/logger.js';

@@ -2,9 +2,9 @@ import { readFile } from 'node:fs/promises';
 
 import { z } from 'zod';
 
-import { durationSchema } from '../config/duration-schema.js';
-import { fromZodIssues } from '../config/issues.js';
-import { yamlValue } from '../config/yaml-value.js';
+import { fromZodIssues } from '../common/config-issues.js';
+import { durationSchema } from '../common/duration-schema.js';
+import { yamlValue } from '../common/yaml-value.js';
 import { ConfigError } from '../errors.js';
 
 const duration = durationSchema;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { strictObject } from '../config/strict-object.js';
+import { strictObject } from '../common/strict-object.js';
 
 export const NOTIFICATION_EVENTS = ['failure', 'orphan', 'success'] as const;
 export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];

@@ -2,8 +2,9 @@ import { hostname } from 'node:os';
 
 import got from 'got';
 
-import type { Env } from '../config/env.js';
-import { isLoopbackHost, readVariable } from '../config/env.js';
+import { type Env } from '../common/env-variables.js';
+import { readVariable } from '../common/env-variables.js';
+import { isLoopbackHost } from '../common/loopback.js';
 import type { ConfigIssue } from '../errors.js';
 import { followSameOriginOnly, isRedirect } from '../http/redirect-policy.js';
 import { limitResponseSize } from '../http/response-size.js';

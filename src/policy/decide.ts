@@ -1,4 +1,4 @@
-import { formatDuration } from '../config/duration.js';
+import { formatDuration } from '../common/duration.js';
 import type { RotationSettings } from '../config/types.js';
 
 /** What the service told us of the token: its id and when it stops working (null: never). */

@@ -1,7 +1,7 @@
+import { tokenIdProblem } from '../common/token-id.js';
 import { StateError } from '../errors.js';
 import type { HeldEntry, StagedEntry } from '../state/journal-entry.js';
 import { openSecret, sealSecret } from '../state/secret-box.js';
-import { tokenIdProblem } from '../token-id.js';
 import type { RotationContext } from './context.js';
 import { iso } from './outcome.js';
 import { heldSealContext, sealContext } from './seal-context.js';

@@ -1,3 +1,4 @@
+import { UNEXPECTED_ERROR_CODE } from '../errors.js';
 import type { CheckName } from '../policy/decide.js';
 import type { WriteResult } from '../sinks/sink.js';
 import type { EarlierTokenOutcome } from './end-earlier-tokens.js';
@@ -47,5 +48,5 @@ export const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 export function errorSummary(error: unknown): { code: string; message: string } {
   const e = error as { code?: unknown; message?: unknown };
-  return { code: typeof e?.code === 'string' ? e.code : 'ERR_UNEXPECTED', message: String(e?.message ?? error) };
+  return { code: typeof e?.code === 'string' ? e.code : UNEXPECTED_ERROR_CODE, message: String(e?.message ?? error) };
 }

@@ -1,7 +1,7 @@
 import { skewWorthRecording } from '../api/service-clock.js';
 import type { ServiceToken } from '../api/service-token.js';
 import type { TokenPolicy } from '../config/types.js';
-import { LockLostError, NameLockedError, SinkError, StagingFailedError } from '../errors.js';
+import { LockLostError, NameLockedError, SinkError, StagingFailedError, UNEXPECTED_ERROR_CODE } from '../errors.js';
 import { backoffUntil } from '../policy/backoff.js';
 import { decide } from '../policy/decide.js';
 import type { IntentEntry, StagedEntry } from '../state/journal-entry.js';
@@ -143,7 +143,7 @@ async function recordAttempt(ctx: RotationContext, outcome: TokenOutcome): Promi
       ? {
           ...record,
           consecutiveFailures: record.consecutiveFailures + 1,
-          lastFailure: { at: deps.clock.now().toISOString(), code: outcome.error?.code ?? 'ERR_UNEXPECTED', message },
+          lastFailure: { at: deps.clock.now().toISOString(), code: outcome.error?.code ?? UNEXPECTED_ERROR_CODE, message },
         }
       : { ...record, consecutiveFailures: 0 },
   );

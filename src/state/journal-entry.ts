@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { isTokenId, tokenIdProblem } from '../token-id.js';
+import { isTokenId, tokenIdProblem } from '../common/token-id.js';
 import { storedSecretSchema } from './secret-box.js';
 
 export const JOURNAL_VERSION = 1;

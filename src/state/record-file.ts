@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 
 import type { z } from 'zod';
 
-import { fromZodIssues } from '../config/issues.js';
+import { fromZodIssues } from '../common/config-issues.js';
 import { StateError } from '../errors.js';
 import { writeFileAtomic } from '../fs/atomic-write.js';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { isTokenId, tokenIdProblem } from '../token-id.js';
+import { isTokenId, tokenIdProblem } from '../common/token-id.js';
 
 export const STATE_VERSION = 1;
 /** Earlier ids kept per name: enough to answer "which token was this?" for a year of monthly rotations. */

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
-import { buildRotationDeps } from '../../src/cli/build-deps.js';
 import { fixedClock } from '../../src/clock.js';
+import { buildRotationDeps } from '../../src/compose/rotation-deps.js';
 import { readEnvironment, readSettings } from '../../src/config/env.js';
 import { parsePolicy } from '../../src/config/load-policy.js';
 import { type Emulator, startEmulator } from '../../src/emulator/start-emulator.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { formatDuration, parseDuration } from '../../src/config/duration.js';
+import { formatDuration, parseDuration } from '../../src/common/duration.js';
 
 const S = 1000;
 const M = 60 * S;

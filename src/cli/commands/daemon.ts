@@ -1,9 +1,9 @@
 import { systemClock } from '../../clock.js';
+import { warnAboutUnsafeSettings } from '../../compose/rotation-deps.js';
 import { startDaemon } from '../../daemon/start-daemon.js';
 import { ConfigError } from '../../errors.js';
 import { createLogger } from '../../log/logger.js';
 import { createNotifier } from '../../notify/notifier.js';
-import { warnAboutUnsafeSettings } from '../build-deps.js';
 import { type CliIo, EXIT } from '../io.js';
 import { listenError } from '../listen-error.js';
 import { type GlobalOptions, loadRuntime, reloadRuntime, type Runtime } from '../load-runtime.js';

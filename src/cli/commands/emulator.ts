@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 
-import { isLoopbackHost } from '../../config/env.js';
+import { isLoopbackHost } from '../../common/loopback.js';
 import { loadSeedFile } from '../../emulator/seed.js';
 import { startEmulator } from '../../emulator/start-emulator.js';
 import { ConfigError } from '../../errors.js';

@@ -1,8 +1,8 @@
 import { systemClock } from '../../clock.js';
+import { buildRotationDeps, warnAboutUnsafeSettings } from '../../compose/rotation-deps.js';
 import { createLogger } from '../../log/logger.js';
 import { createNotifier } from '../../notify/notifier.js';
 import { runOnce } from '../../rotation/run-once.js';
-import { buildRotationDeps, warnAboutUnsafeSettings } from '../build-deps.js';
 import { formatOutcomes } from '../format-outcomes.js';
 import { type CliIo, EXIT } from '../io.js';
 import { type GlobalOptions, loadRuntime } from '../load-runtime.js';

@@ -1,7 +1,7 @@
 import { systemClock } from '../../clock.js';
+import { buildRotationDeps } from '../../compose/rotation-deps.js';
 import { createLogger } from '../../log/logger.js';
 import { planAll, type PlanEntry } from '../../rotation/plan.js';
-import { buildRotationDeps } from '../build-deps.js';
 import { formatTable, shortDate } from '../format-table.js';
 import { type CliIo, EXIT } from '../io.js';
 import { type GlobalOptions, loadRuntime } from '../load-runtime.js';

@@ -1,12 +1,12 @@
 import { createInterface } from 'node:readline/promises';
 
 import { systemClock } from '../../clock.js';
-import { formatDuration, parseDuration } from '../../config/duration.js';
+import { formatDuration, parseDuration } from '../../common/duration.js';
+import { buildRotationDeps, warnAboutUnsafeSettings } from '../../compose/rotation-deps.js';
 import { ConfigError, type ConfigIssue } from '../../errors.js';
 import { createLogger } from '../../log/logger.js';
 import { createNotifier } from '../../notify/notifier.js';
 import { rotateToken } from '../../rotation/rotate-token.js';
-import { buildRotationDeps, warnAboutUnsafeSettings } from '../build-deps.js';
 import { formatOutcomes } from '../format-outcomes.js';
 import { type CliIo, EXIT } from '../io.js';
 import { type GlobalOptions, loadRuntime } from '../load-runtime.js';

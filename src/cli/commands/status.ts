@@ -1,6 +1,6 @@
 import { describeSkew, SKEW_WARNING_MS } from '../../api/service-clock.js';
 import { systemClock } from '../../clock.js';
-import { formatDuration } from '../../config/duration.js';
+import { formatDuration } from '../../common/duration.js';
 import { findStrayEntries } from '../../rotation/stray-entries.js';
 import { strayStatus, type TokenStatus, tokenStatus, unreadableStatus } from '../../rotation/token-status.js';
 import { createSink, sinkTarget } from '../../sinks/registry.js';

@@ -2,8 +2,8 @@ import { resolve } from 'node:path';
 
 import { z } from 'zod';
 
-import { fromZodIssues } from '../../config/issues.js';
-import { strictObject } from '../../config/strict-object.js';
+import { fromZodIssues } from '../../common/config-issues.js';
+import { strictObject } from '../../common/strict-object.js';
 import type { ConfigIssue } from '../../errors.js';
 import type { SinkParseContext, SinkParseResult } from '../sink.js';
 import { FILE_FORMATS, type FileFormat } from './file-format.js';

@@ -2,8 +2,9 @@ import { describeSkew, type ServiceClock, serviceClock, SKEW_WARNING_MS } from '
 import { createTokenServiceClient } from '../api/token-service-client.js';
 import { createAccessTokenSource } from '../auth/create-access-token-source.js';
 import type { Clock } from '../clock.js';
-import { formatDuration } from '../config/duration.js';
-import type { Env, Settings } from '../config/env.js';
+import { formatDuration } from '../common/duration.js';
+import { type Env } from '../common/env-variables.js';
+import type { Settings } from '../config/env.js';
 import type { ApiOperation } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { Failpoint, RotationDeps } from '../rotation/deps.js';
