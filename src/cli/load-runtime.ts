@@ -1,4 +1,4 @@
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 
 import { importClientPrivateKey } from '../auth/private-key.js';
 import { type Env } from '../common/env-variables.js';
@@ -7,6 +7,7 @@ import { loadPolicy } from '../config/load-policy.js';
 import type { Policy } from '../config/types.js';
 import { AuthError, ConfigError, type ConfigIssue } from '../errors.js';
 import { type NotificationTarget, resolveTargets } from '../notify/notifier.js';
+import { isStateBackendName, stateBackends } from '../state/backends/registry.js';
 import { checkSinkLocations } from './check-sink-locations.js';
 
 export const DEFAULT_POLICY_PATH = 'config/rotation.yaml';
@@ -56,8 +57,11 @@ function environmentFilesOf(env: Env, dotenv: string | undefined, cwd: string): 
 export async function loadRuntime(options: GlobalOptions, io: { env: Env; cwd: string }): Promise<Runtime> {
   const env = readEnvironment(io.env, { envFile: options.dotenv, cwd: io.cwd });
   const issues: ConfigIssue[] = [];
-  const settings = await collect(issues, () => readSettings(env, io.cwd));
   const policyPath = resolve(io.cwd, options.config ?? (env.ROTATOR_CONFIG || DEFAULT_POLICY_PATH));
+  const settings = await collect(issues, () => readSettings(env, io.cwd, dirname(policyPath)));
+  if (settings && !isStateBackendName(settings.stateBackend)) {
+    issues.push({ path: 'env.ROTATOR_STATE_BACKEND', message: `must be one of: ${Object.keys(stateBackends).join(', ')}` });
+  }
   if (settings?.auth.kind === 'oauth' && settings.auth.privateKey) {
     const key = settings.auth.privateKey;
     await collect(issues, async () => {

@@ -20,4 +20,3 @@ export function readVariable(env: Env, name: string, cwd: string): { value: stri
     return { issue: { path: `env.${pathVar}`, message: `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? error}` } };
   }
 }
-

@@ -4,4 +4,3 @@ const LOOPBACK_HOSTS = new Set(['localhost', '[::1]']);
 export function isLoopbackHost(hostname: string): boolean {
   return LOOPBACK_HOSTS.has(hostname) || /^127(?:\.\d{1,3}){3}$/.test(hostname);
 }
-

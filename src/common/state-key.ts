@@ -9,4 +9,3 @@ export function parseStateKey(text: string): KeyObject | string {
   if (bytes.length !== 32) return `must be ${STATE_KEY_HELP}`;
   return createSecretKey(bytes);
 }
-

@@ -8,10 +8,10 @@ import type { Settings } from '../config/env.js';
 import type { ApiOperation } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { Failpoint, RotationDeps } from '../rotation/deps.js';
-import { createSink, sinkTarget } from '../sinks/registry.js';
-import { fileJournal } from '../state/file-journal.js';
-import { fileStateStore } from '../state/file-state-store.js';
-import { fileNameLocks } from '../state/name-lock.js';
+import { sinkTypes } from '../sinks/registry.js';
+import { openSinkSet } from '../sinks/sink-set.js';
+import { openStateBackend, type StateBackendName } from '../state/backends/registry.js';
+import type { StateBackend } from '../state/state-backend.js';
 import type { StateStore } from '../state/state-store.js';
 
 /**
@@ -49,8 +49,27 @@ export function warnAboutUnsafeSettings(settings: Settings, env: Env, logger: Lo
   }
 }
 
-/** The one place the side effects are wired together. */
-export function buildRotationDeps(settings: Settings, logger: Logger, clock: Clock, env: Env = {}, hooks: DepsHooks = {}): RotationDeps {
+/** What a command or the daemon runs with, and how to let go of it at the end. */
+export interface OpenedDeps {
+  deps: RotationDeps;
+  /** Where the state lives, for messages. */
+  backend: StateBackend;
+  /** Closes the sink clients this run opened. */
+  close(): Promise<void>;
+}
+
+/**
+ * The one place the side effects are wired together: the service client on the service's clock,
+ * the state backend from its registry, and the sinks of this run (each type's client opened on
+ * first use).
+ */
+export async function openRotationDeps(
+  settings: Settings,
+  logger: Logger,
+  clock: Clock,
+  env: Env = {},
+  hooks: DepsHooks = {},
+): Promise<OpenedDeps> {
   const auth = createAccessTokenSource(settings.auth, { clock, timeoutMs: settings.httpTimeoutMs });
   if (settings.auth.kind === 'static' && settings.auth.accessToken.reveal().startsWith('xapt-') && !settings.orgId) {
     logger.warn('ROTATOR_ACCESS_TOKEN is a personal access token; the service also needs ROTATOR_ORG_ID with it');
@@ -76,21 +95,23 @@ export function buildRotationDeps(settings: Settings, logger: Logger, clock: Clo
     onResponse: hooks.onResponse,
     onServiceDate: service.observe,
   });
+  // Lock times are this machine's: the backend gets its own clock, not the service's.
+  const backend = await openStateBackend(settings.stateBackend as StateBackendName, { dir: settings.stateDir, env, clock });
+  const sinks = openSinkSet(sinkTypes, { logger, env });
   const failpoint = failpointFrom(env);
-  return {
+  const deps: RotationDeps = {
     api,
-    state: recordingServiceClock(fileStateStore(settings.stateDir), service),
-    journal: fileJournal(settings.stateDir),
-    // Lock heartbeats are file times on this machine: they stay on its own clock.
-    locks: fileNameLocks(settings.stateDir, { clock }),
+    state: recordingServiceClock(backend.state, service),
+    journal: backend.journal,
+    locks: backend.locks,
     clock: service,
     clockOffsetMs: service.offsetMs,
     logger,
-    createSink,
-    sinkTarget,
+    sinks,
     stateKey: settings.stateKey,
     ...(failpoint ? { failpoint } : {}),
   };
+  return { deps, backend, close: () => sinks.close() };
 }
 
 /** Every record written carries the skew measured in this run, so `status` can show it offline. */

@@ -1,6 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { isAbsolute, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 
 import { parse as parseDotenv } from 'dotenv';
 
@@ -36,13 +36,22 @@ export interface Settings {
   apiUrl: URL;
   auth: AuthSettings;
   orgId: string | undefined;
+  /**
+   * `ROTATOR_STATE_DIR`, else `.token-rotator` beside the policy file: state follows the policy, as
+   * sink paths do, whatever folder a run starts in.
+   */
   stateDir: string;
+  /** `ROTATOR_STATE_BACKEND`: which backend keeps the state; checked against the backends there are. */
+  stateBackend: string;
   logLevel: LogLevel;
   httpTimeoutMs: number;
   concurrency: number;
   /** Seals staged secrets in the journal (AES-256-GCM); without it they are plain in 0600 files. */
   stateKey: KeyObject | undefined;
 }
+
+/** The state folder's name beside the policy file, when ROTATOR_STATE_DIR does not say. */
+export const DEFAULT_STATE_FOLDER = '.token-rotator';
 
 /** Every variable this tool reads; each also accepted as `NAME_FILE` (a path to read it from). */
 export const VARIABLES = [
@@ -59,6 +68,7 @@ export const VARIABLES = [
   'ROTATOR_ACCESS_TOKEN',
   'ROTATOR_ORG_ID',
   'ROTATOR_STATE_DIR',
+  'ROTATOR_STATE_BACKEND',
   'ROTATOR_STATE_KEY',
   'ROTATOR_LOG_LEVEL',
   'ROTATOR_HTTP_TIMEOUT',
@@ -206,7 +216,7 @@ function positiveInteger(env: Env, name: string, fallback: number, max: number, 
 const MAX_HTTP_TIMEOUT_MS = 10 * 60_000;
 
 /** Checks the whole environment at once and throws every problem together. No network, no writes. */
-export function readSettings(env: Env, cwd: string): Settings {
+export function readSettings(env: Env, cwd: string, policyDir: string = cwd): Settings {
   const issues: ConfigIssue[] = [];
   const apiUrl = readUrl(env, 'ROTATOR_API_URL', issues, true);
   const auth = readAuth(env, issues);
@@ -225,8 +235,12 @@ export function readSettings(env: Env, cwd: string): Settings {
     if (typeof parsed === 'string') issues.push({ path: 'env.ROTATOR_STATE_KEY', message: parsed });
     else stateKey = parsed;
   }
-  const stateDirValue = env.ROTATOR_STATE_DIR || '.token-rotator';
-  const stateDir = isAbsolute(stateDirValue) ? stateDirValue : resolve(cwd, stateDirValue);
+  const stateDir = env.ROTATOR_STATE_DIR
+    ? isAbsolute(env.ROTATOR_STATE_DIR)
+      ? env.ROTATOR_STATE_DIR
+      : resolve(cwd, env.ROTATOR_STATE_DIR)
+    : join(policyDir, DEFAULT_STATE_FOLDER);
   if (issues.length > 0 || !apiUrl || !auth) throw new ConfigError(issues);
-  return { apiUrl, auth, orgId: env.ROTATOR_ORG_ID || undefined, stateDir, logLevel, httpTimeoutMs, concurrency, stateKey };
+  const stateBackend = env.ROTATOR_STATE_BACKEND || 'file';
+  return { apiUrl, auth, orgId: env.ROTATOR_ORG_ID || undefined, stateDir, stateBackend, logLevel, httpTimeoutMs, concurrency, stateKey };
 }

@@ -4,7 +4,7 @@ import { fromZodIssues } from '../common/config-issues.js';
 import { formatDuration } from '../common/duration.js';
 import { yamlValue } from '../common/yaml-value.js';
 import { ConfigError, type ConfigIssue } from '../errors.js';
-import { isSinkType, type SinkConfig, sinkFactories } from '../sinks/registry.js';
+import { isSinkType, type SinkConfig, sinkTarget, sinkTypes } from '../sinks/registry.js';
 import { policySchema, type RawSettings } from './policy-schema.js';
 import { policySizeIssue, readPolicyText } from './policy-text.js';
 import type { CheckSchedule, Policy, RotationSettings, TokenPolicy } from './types.js';
@@ -16,6 +16,7 @@ export const BUILT_IN_DEFAULTS: RotationSettings = {
   overlapMs: 3600_000,
   lifetimeMs: 30 * 24 * 3600_000,
   maxAgeMs: null,
+  onDrift: 'rotate',
 };
 
 /** Reads and checks a policy file; every problem is collected and thrown together as a ConfigError. */
@@ -58,7 +59,7 @@ export function parsePolicy(text: string, file: string): Policy {
 
     const sinks = sinksByToken[index] ?? [];
     for (const { config, at: sinkAt } of sinks) {
-      const target = sinkFactories[config.type].target(config);
+      const target = sinkTarget(config);
       const firstAt = seenTargets.get(target);
       if (firstAt) issues.push({ path: sinkAt, message: `writes to the same place as ${firstAt}` });
       else seenTargets.set(target, sinkAt);
@@ -78,14 +79,14 @@ function parseSinks(rawSinks: unknown, at: string, policyDir: string, issues: Co
     const sinkAt = `${at}.sinks[${sinkIndex}]`;
     const type = (rawSink as { type?: unknown } | null)?.type;
     if (!isSinkType(type)) {
-      const allowed = Object.keys(sinkFactories).join(', ');
+      const allowed = Object.keys(sinkTypes).join(', ');
       issues.push({
         path: `${sinkAt}.type`,
         message: type === undefined ? `required; one of: ${allowed}` : `unknown sink type ${JSON.stringify(type)}; one of: ${allowed}`,
       });
       return;
     }
-    const result = sinkFactories[type].parse(rawSink, { policyDir });
+    const result = sinkTypes[type].parse(rawSink, { policyDir });
     if (!result.ok) {
       issues.push(...result.issues.map((i) => ({ path: i.path === '(top level)' ? sinkAt : `${sinkAt}.${i.path}`, message: i.message })));
       return;
@@ -105,6 +106,7 @@ function mergeSettings(base: RotationSettings, raw: RawSettings): RotationSettin
     overlapMs: raw.overlap ?? base.overlapMs,
     lifetimeMs: raw.lifetime === undefined ? base.lifetimeMs : raw.lifetime === 'never' ? null : raw.lifetime,
     maxAgeMs: raw.maxAge === undefined ? base.maxAgeMs : raw.maxAge,
+    onDrift: raw.onDrift ?? base.onDrift,
   };
 }
 

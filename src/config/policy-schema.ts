@@ -84,6 +84,11 @@ const settingsShape = {
   overlap: duration.optional(),
   lifetime: lifetime.optional(),
   maxAge: maxAge.optional(),
+  /**
+   * What a check does when a sink does not hold the current secret (missing, another secret, new in
+   * the policy): `rotate` (the only way to get a secret to deliver) or only `report` it.
+   */
+  onDrift: z.enum(['rotate', 'report']).optional(),
   /** When the daemon checks (cron); `once` ignores it. */
   schedule: schedule.optional(),
   timezone: timezone.optional(),

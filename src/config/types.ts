@@ -12,6 +12,8 @@ export interface RotationSettings {
   lifetimeMs: number | null;
   /** Also rotate when the last rotation is older than this; null turns the check off. */
   maxAgeMs: number | null;
+  /** A sink that lacks the current secret: rotate to repair it, or only report it. */
+  onDrift: 'rotate' | 'report';
 }
 
 /** When the daemon checks a token. */

@@ -52,6 +52,20 @@ export function createMetrics() {
     labelNames: ['token'],
     registers,
   });
+  const sinkDrift = new Gauge({
+    name: 'token_rotator_sink_drift',
+    help: 'Whether a sink is left without the current secret after the last check (1): drift that was reported, not repaired.',
+    labelNames: ['token', 'sink'],
+    registers,
+  });
+  const driftFound = new Counter({
+    name: 'token_rotator_sink_drift_detected_total',
+    help: 'Checks that found a sink not holding the current secret (missing, another secret, new, unreadable), repaired or not.',
+    labelNames: ['token', 'sink', 'kind'],
+    registers,
+  });
+  /** The sinks each token last had drift on, so that a repaired one goes back to 0. */
+  const drifted = new Map<string, Set<string>>();
   const clockSkew = new Gauge({
     name: 'token_rotator_clock_skew_seconds',
     help: "The token service's clock minus this machine's, from the Date header of its latest answer.",
@@ -91,10 +105,22 @@ export function createMetrics() {
       for (const sink of outcome.sinks) sinkWrites.inc({ token, sink: sink.sink, result: sink.result });
       if (outcome.orphans.length) orphans.inc({ token }, outcome.orphans.length);
       pending.set({ token }, outcome.pending?.length ?? 0);
+      // Skipped for backoff or a busy lock: the sinks were not looked at, so nothing is known anew.
+      for (const finding of outcome.drift ?? []) driftFound.inc({ token, sink: finding.sink, kind: finding.kind });
+      if (outcome.check !== 'backoff' && outcome.check !== 'busy') {
+        const now = new Set(
+          (outcome.drift ?? []).filter((d) => d.kind === 'unreadable' || outcome.action !== 'rotated').map((d) => d.sink),
+        );
+        for (const sink of drifted.get(token) ?? []) if (!now.has(sink)) sinkDrift.set({ token, sink }, 0);
+        for (const sink of now) sinkDrift.set({ token, sink }, 1);
+        drifted.set(token, now);
+      }
     },
     /** A name left the policy: its series go too, so dashboards do not show a ghost. */
     forget(token: string) {
       for (const metric of [expiry, nextCheck, lastSuccess, pending]) metric.remove({ token });
+      for (const sink of drifted.get(token) ?? []) sinkDrift.remove({ token, sink });
+      drifted.delete(token);
     },
   };
 }

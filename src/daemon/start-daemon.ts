@@ -3,7 +3,7 @@ import pLimit from 'p-limit';
 
 import type { Clock } from '../clock.js';
 import { type Env } from '../common/env-variables.js';
-import { buildRotationDeps } from '../compose/rotation-deps.js';
+import { openRotationDeps } from '../compose/rotation-deps.js';
 import type { Settings } from '../config/env.js';
 import type { Policy, TokenPolicy } from '../config/types.js';
 import { ConfigError } from '../errors.js';
@@ -56,13 +56,14 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   });
   const metrics = createMetrics();
   let lastAnswer: { status: number | 'error'; at: Date } | undefined;
-  const deps = buildRotationDeps(settings, logger, clock, options.env, {
+  const opened = await openRotationDeps(settings, logger, clock, options.env, {
     onResponse: (op, status) => {
       metrics.observeApi(op, status);
       lastAnswer = { status, at: clock.now() };
     },
     onClockSkew: (offsetMs) => metrics.setClockSkew(offsetMs),
   });
+  const { deps } = opened;
   let notify = options.notify;
   let strays: StrayEntry[] = [];
   /** Unfinished rotations of names no longer in the policy: no check touches them, so say so. */
@@ -145,6 +146,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         const closed = new Promise<void>((resolve) => listener.server.close(() => resolve()));
         listener.server.closeAllConnections();
         await closed;
+        await opened.close();
       }
     },
   };

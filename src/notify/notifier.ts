@@ -9,6 +9,7 @@ import type { ConfigIssue } from '../errors.js';
 import { followSameOriginOnly, isRedirect } from '../http/redirect-policy.js';
 import { limitResponseSize } from '../http/response-size.js';
 import type { Logger } from '../log/logger.js';
+import { describeDrift } from '../policy/sink-drift.js';
 import type { TokenOutcome } from '../rotation/outcome.js';
 import { scrubSecrets, Secret } from '../secret.js';
 import type { NotificationConfig, NotificationEvent } from './notification-config.js';
@@ -28,6 +29,8 @@ export interface Notice {
   newId?: string;
   reason: string;
   error?: { code: string; message: string };
+  /** For a `drift` notice: which sinks, and how. */
+  drift?: Array<{ sink: string; kind: string }>;
 }
 
 /** The notices an outcome gives: a failure or success, and one per orphan. Nothing secret is in an outcome. */
@@ -45,6 +48,18 @@ export function noticesFor(outcome: TokenOutcome, at: Date): Notice[] {
     event: 'orphan' as const,
     summary: `ORPHANED TOKEN: '${o.name}' was regenerated from ${o.oldId} at about ${o.regeneratedAt} and its secret was lost; delete the orphan in the service's console`,
   }));
+  const drift = (outcome.drift ?? []).filter((d) => !d.initial);
+  if (drift.length > 0) {
+    const repaired = outcome.action === 'rotated';
+    notices.push({
+      ...base,
+      event: 'drift',
+      summary:
+        `token-rotator found that a sink of '${outcome.name}' does not hold its current secret: ${drift.map(describeDrift).join('; ')}` +
+        (repaired ? '; rotated to deliver a new one everywhere' : ''),
+      drift: drift.map(({ sink, kind }) => ({ sink, kind })),
+    });
+  }
   if (outcome.action === 'failed') {
     notices.push({
       ...base,

@@ -1,5 +1,6 @@
 import { formatDuration } from '../common/duration.js';
 import type { RotationSettings } from '../config/types.js';
+import { describeDrift, type DriftFinding, repairable } from './sink-drift.js';
 
 /** What the service told us of the token: its id and when it stops working (null: never). */
 export interface TokenView {
@@ -15,7 +16,7 @@ export interface HistoryView {
   adoptedAt: Date;
 }
 
-export type CheckName = 'tokenExpired' | 'tokenNearingExpiry' | 'tokenOlderThanMaxAge' | 'notDue';
+export type CheckName = 'tokenExpired' | 'tokenNearingExpiry' | 'tokenOlderThanMaxAge' | 'sinkDrift' | 'notDue';
 
 export interface Decision {
   action: 'rotate' | 'skip';
@@ -30,6 +31,8 @@ interface Input {
   history: HistoryView;
   settings: RotationSettings;
   now: Date;
+  /** Sinks found not to hold the current secret (see `assessSinks`); none when not checked. */
+  drift?: readonly DriftFinding[];
 }
 
 const ago = (ms: number) => `${formatDuration(ms)} ago`;
@@ -105,7 +108,17 @@ function notDue(input: Input): Decision {
   return { action: 'skip', check: 'notDue', reason: `${expiry}; ${due}`, dueAt };
 }
 
-const CHECKS = [tokenExpired, tokenNearingExpiry, tokenOlderThanMaxAge];
+/**
+ * A sink lacks the current secret, and the policy says to repair it: rotating is the only way to get
+ * a secret to deliver, since none is kept. Checked after the time-based checks, whose reasons win.
+ */
+function sinkDrift({ drift, settings, now }: Input): Decision | undefined {
+  const found = repairable(drift ?? []);
+  if (found.length === 0 || settings.onDrift !== 'rotate') return undefined;
+  return { action: 'rotate', check: 'sinkDrift', reason: `sink drift: ${found.map(describeDrift).join('; ')}`, dueAt: now };
+}
+
+const CHECKS = [tokenExpired, tokenNearingExpiry, tokenOlderThanMaxAge, sinkDrift];
 
 /** Whether a token is due, and why: the first check in the chain that fires, else not due. */
 export function decide(input: Input): Decision {

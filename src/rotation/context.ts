@@ -1,7 +1,7 @@
 import type { ServiceToken } from '../api/service-token.js';
 import type { TokenPolicy } from '../config/types.js';
 import type { Logger } from '../log/logger.js';
-import type { HeldLock } from '../state/name-lock.js';
+import type { HeldLock } from '../state/name-locks.js';
 import type { RotationDeps } from './deps.js';
 import type { OrphanReport } from './orphan-report.js';
 

@@ -4,13 +4,25 @@ import type { TokenServiceClient } from '../api/token-service-client.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log/logger.js';
 import type { SinkConfig } from '../sinks/registry.js';
-import type { Sink } from '../sinks/sink.js';
+import type { SinkSet } from '../sinks/sink-set.js';
 import type { Journal } from '../state/journal.js';
-import type { NameLocks } from '../state/name-lock.js';
+import type { NameLocks } from '../state/name-locks.js';
 import type { StateStore } from '../state/state-store.js';
 
 /** The boundaries between protocol steps, where tests stop the process to prove crash safety. */
 export type Failpoint = 'intent' | 'regenerated' | 'staged' | 'delivered' | 'committed';
+
+/**
+ * What an in-process failpoint throws to stand for the process dying at that step: `rotateToken`
+ * lets it through untouched (no failure recorded, as a dead process records none), so a test can
+ * resume with fresh deps over the same state, as the next run would.
+ */
+export class SimulatedCrash extends Error {
+  constructor(readonly step: Failpoint) {
+    super(`simulated crash at ${step}`);
+    this.name = 'SimulatedCrash';
+  }
+}
 
 /** The side effects rotation needs, built once by the CLI. */
 export interface RotationDeps {
@@ -23,9 +35,9 @@ export interface RotationDeps {
   /** The service's clock minus ours, when measured: recorded in state for `status`. */
   clockOffsetMs?: () => number | undefined;
   logger: Logger;
-  createSink: (config: SinkConfig) => Sink;
-  sinkTarget: (config: SinkConfig) => string;
-  /** Seals staged secrets; undefined keeps them plain in 0600 files. */
+  /** The sinks of this run: each type's client opened on first use. */
+  sinks: SinkSet<SinkConfig>;
+  /** Seals staged secrets (else they are plain in the journal) and keys the sinks' fingerprints. */
   stateKey: KeyObject | undefined;
   failpoint?: (step: Failpoint) => void;
 }

@@ -1,10 +1,12 @@
 import { StateError } from '../errors.js';
+import { fingerprintOf } from '../policy/fingerprint.js';
 import type { Secret } from '../secret.js';
-import type { StagedEntry } from '../state/journal-entry.js';
+import { rotationIdOf, type StagedEntry } from '../state/journal-entry.js';
 import { recordRotation } from '../state/lineage.js';
 import { openSecret } from '../state/secret-box.js';
 import type { StateRecord } from '../state/state-record.js';
 import type { RotationContext } from './context.js';
+import { SimulatedCrash } from './deps.js';
 import { errorSummary, type SinkOutcome } from './outcome.js';
 import { sealContext } from './seal-context.js';
 
@@ -45,30 +47,34 @@ export async function deliverStaged(
   const delivered = new Set(entry.delivered);
   const sinks: SinkOutcome[] = [];
 
+  const meta = {
+    name: policy.name,
+    id: staged.newId,
+    expiresAt: staged.newExpiresAt ? new Date(staged.newExpiresAt) : null,
+    rotationId: rotationIdOf(entry),
+    rotatedAt: new Date(entry.startedAt),
+  };
   for (const config of policy.sinks) {
-    const sink = deps.createSink(config);
-    const target = deps.sinkTarget(config);
+    const sink = deps.sinks.describe(config);
+    const target = deps.sinks.target(config);
+    if (delivered.has(target)) {
+      sinks.push({ sink, result: 'unchanged' });
+      continue;
+    }
     try {
-      if (delivered.has(target)) {
-        sinks.push({ sink: sink.describe(), result: 'unchanged' });
-        continue;
-      }
-      const meta = { name: policy.name, id: staged.newId, expiresAt: staged.newExpiresAt ? new Date(staged.newExpiresAt) : null };
-      const result = await sink.write(secret, meta, { signal: ctx.signal });
+      const result = await deps.sinks.write(config, secret, meta, { signal: ctx.signal });
       delivered.add(target);
       if (journal === 'durable') await deps.journal.write({ ...entry, delivered: [...delivered] });
-      sinks.push({ sink: sink.describe(), result });
-      log.info({ step: 'delivered', id: staged.newId, sink: sink.describe(), result }, 'delivered');
+      sinks.push({ sink, result });
+      log.info({ step: 'delivered', id: staged.newId, sink, result }, 'delivered');
       deps.failpoint?.('delivered');
     } catch (error) {
-      sinks.push({ sink: sink.describe(), result: 'failed', error: errorSummary(error).message });
+      if (error instanceof SimulatedCrash) throw error;
+      sinks.push({ sink, result: 'failed', error: errorSummary(error).message });
       log.error(
-        { step: 'delivered', id: staged.newId, sink: sink.describe(), err: error },
+        { step: 'delivered', id: staged.newId, sink, err: error },
         journal === 'durable' ? 'delivery failed; the secret stays staged for the next run' : 'delivery failed',
       );
-    } finally {
-      // Nothing may stop the entry from being kept or committed.
-      await sink.close?.().catch((error: unknown) => log.warn({ sink: sink.describe(), err: error }, 'closing the sink failed'));
     }
   }
   return { sinks, pending: sinks.filter((s) => s.result === 'failed').map((s) => s.sink) };
@@ -79,20 +85,11 @@ export async function deliverStaged(
  * holds the name: a process stopped long enough to lose its lock must not overwrite what the new
  * holder did; the staged entry it leaves is finished by that holder instead.
  */
-export async function commitRotation(ctx: RotationContext, entry: StagedEntry, record: StateRecord): Promise<void> {
+export async function commitRotation(ctx: RotationContext, entry: StagedEntry, record: StateRecord, secret: Secret): Promise<void> {
   const { deps, policy, log } = ctx;
   await ctx.lock.assertHeld();
   // A crash after this write and before the erase leaves an entry whose commit is already done.
-  if (record.currentId !== entry.staged.newId) {
-    await deps.state.write(
-      recordRotation(record, {
-        newId: entry.staged.newId,
-        newExpiresAt: entry.staged.newExpiresAt ? new Date(entry.staged.newExpiresAt) : null,
-        existingTokenExpiresAt: new Date(entry.existingTokenExpiresAt),
-        now: new Date(entry.startedAt),
-      }),
-    );
-  }
+  if (record.currentId !== entry.staged.newId) await deps.state.write(committedRecord(ctx, entry, record, secret));
   deps.failpoint?.('committed');
   await deps.journal.erase(policy.name);
   log.info({ step: 'committed', oldId: entry.oldId, newId: entry.staged.newId }, 'committed');
@@ -108,7 +105,20 @@ export async function finishRotation(
   record: StateRecord,
   secret?: Secret,
 ): Promise<DeliveryResult> {
-  const result = await deliverStaged(ctx, entry, secret ?? unseal(ctx, entry));
-  if (result.pending.length === 0) await commitRotation(ctx, entry, record);
+  const value = secret ?? unseal(ctx, entry);
+  const result = await deliverStaged(ctx, entry, value);
+  if (result.pending.length === 0) await commitRotation(ctx, entry, record, value);
   return result;
+}
+
+/** The record once the staged token is current: every sink of the policy holds its secret now. */
+export function committedRecord(ctx: RotationContext, entry: StagedEntry, record: StateRecord, secret: Secret): StateRecord {
+  const fingerprint = fingerprintOf(secret, ctx.deps.stateKey);
+  return recordRotation(record, {
+    newId: entry.staged.newId,
+    newExpiresAt: entry.staged.newExpiresAt ? new Date(entry.staged.newExpiresAt) : null,
+    existingTokenExpiresAt: new Date(entry.existingTokenExpiresAt),
+    now: new Date(entry.startedAt),
+    sinks: Object.fromEntries(ctx.policy.sinks.map((config) => [ctx.deps.sinks.target(config), fingerprint])),
+  });
 }

@@ -1,5 +1,6 @@
 import { UNEXPECTED_ERROR_CODE } from '../errors.js';
 import type { CheckName } from '../policy/decide.js';
+import type { DriftFinding } from '../policy/sink-drift.js';
 import type { WriteResult } from '../sinks/sink.js';
 import type { EarlierTokenOutcome } from './end-earlier-tokens.js';
 import type { OrphanReport } from './orphan-report.js';
@@ -41,6 +42,11 @@ export interface TokenOutcome {
    * as still alive.
    */
   earlierTokens?: EarlierTokenOutcome[];
+  /**
+   * Sinks found not to hold the current secret by this check. With a rotation they are repaired by
+   * it (but for an unreadable one); without one (`onDrift: report`) they still lack it.
+   */
+  drift?: DriftFinding[];
   error?: { code: string; message: string };
 }
 
@@ -49,4 +55,13 @@ export const iso = (d: Date | null) => (d ? d.toISOString() : null);
 export function errorSummary(error: unknown): { code: string; message: string } {
   const e = error as { code?: unknown; message?: unknown };
   return { code: typeof e?.code === 'string' ? e.code : UNEXPECTED_ERROR_CODE, message: String(e?.message ?? error) };
+}
+
+/**
+ * Whether an outcome leaves something for a person to do: a failure, an orphan, or a sink still
+ * lacking the current secret. What makes `once` exit 1.
+ */
+export function needsAttention(outcome: TokenOutcome): boolean {
+  const unrepaired = (outcome.drift ?? []).some((d) => d.kind === 'unreadable' || outcome.action !== 'rotated');
+  return outcome.action === 'failed' || outcome.orphans.length > 0 || unrepaired;
 }

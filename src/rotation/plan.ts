@@ -1,7 +1,8 @@
 import pLimit from 'p-limit';
 
 import type { Policy } from '../config/types.js';
-import { checkToken } from './check-token.js';
+import type { DriftFinding } from '../policy/sink-drift.js';
+import { assessToken } from './assess-token.js';
 import type { RotationDeps } from './deps.js';
 import { errorSummary, iso } from './outcome.js';
 import { findStrayEntries } from './stray-entries.js';
@@ -13,12 +14,14 @@ export interface PlanEntry {
   action: 'rotate' | 'skip' | 'error';
   reason: string;
   dueAt: string | null;
+  /** Sinks that do not hold the current secret, found by reading them back. */
+  drift?: DriftFinding[];
 }
 
 /** The decisions `once` would take now, with nothing written anywhere. */
 export async function planAll(
   policy: Policy,
-  deps: Pick<RotationDeps, 'api' | 'state' | 'journal' | 'clock' | 'logger'>,
+  deps: Pick<RotationDeps, 'api' | 'state' | 'journal' | 'clock' | 'logger' | 'sinks' | 'stateKey'>,
   options: { concurrency: number },
 ): Promise<PlanEntry[]> {
   const limit = pLimit(options.concurrency);
@@ -59,7 +62,7 @@ export async function planAll(
               dueAt: null,
             };
           }
-          const { token, decision } = await checkToken(policyToken, deps);
+          const { token, decision, sinks } = await assessToken(policyToken, deps);
           return {
             name: policyToken.name,
             id: token.id,
@@ -67,6 +70,7 @@ export async function planAll(
             action: decision.action,
             reason: decision.reason,
             dueAt: iso(decision.dueAt),
+            ...(sinks.drift.length > 0 ? { drift: sinks.drift } : {}),
           };
         } catch (error) {
           deps.logger.error({ tokenName: policyToken.name, err: error }, 'check failed');

@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+
 import type { ServiceToken } from '../api/service-token.js';
 import type { RegeneratedToken } from '../api/token-service-client.js';
 import { OrphanedTokenError, RegenerateAnswerUnusableError, RegenerateOutcomeUnknownError, SecretHeldError } from '../errors.js';
@@ -43,6 +45,7 @@ export async function regenerateJournalled(
     const intent: IntentEntry = {
       version: JOURNAL_VERSION,
       name: policy.name,
+      rotationId: randomUUID(),
       phase: 'intent',
       reason,
       startedAt: now.toISOString(),

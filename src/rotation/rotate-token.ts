@@ -3,14 +3,14 @@ import type { ServiceToken } from '../api/service-token.js';
 import type { TokenPolicy } from '../config/types.js';
 import { LockLostError, NameLockedError, SinkError, StagingFailedError, UNEXPECTED_ERROR_CODE } from '../errors.js';
 import { backoffUntil } from '../policy/backoff.js';
-import { decide } from '../policy/decide.js';
+import { describeDrift } from '../policy/sink-drift.js';
 import type { IntentEntry, StagedEntry } from '../state/journal-entry.js';
-import { historyOf, resolveLineage } from '../state/lineage.js';
-import type { LockOwner } from '../state/name-lock.js';
+import { resolveLineage, withAdoptedSinks } from '../state/lineage.js';
+import type { LockHolder } from '../state/name-locks.js';
 import type { StateRecord } from '../state/state-record.js';
-import { checkToken } from './check-token.js';
+import { assessToken, decideFor, lineageFor, snapshotSinks } from './assess-token.js';
 import type { RotationContext } from './context.js';
-import type { RotationDeps } from './deps.js';
+import { type RotationDeps, SimulatedCrash } from './deps.js';
 import { endEarlierTokens } from './end-earlier-tokens.js';
 import { finishRotation } from './finish-rotation.js';
 import { stageHeldSecret } from './held-secret.js';
@@ -60,6 +60,7 @@ export async function rotateToken(policy: TokenPolicy, deps: RotationDeps, optio
     try {
       outcome = await rotateLocked(ctx, options);
     } catch (error) {
+      if (error instanceof SimulatedCrash) throw error;
       ctx.log.error({ err: error }, 'rotation failed');
       const summary = errorSummary(error);
       const { token } = ctx;
@@ -91,9 +92,9 @@ async function busyOutcome(
   policy: TokenPolicy,
   deps: RotationDeps,
   log: RotationContext['log'],
-  owner: LockOwner | undefined,
+  owner: LockHolder | undefined,
 ): Promise<TokenOutcome> {
-  const who = owner ? `pid ${owner.pid} on ${owner.host} since ${owner.acquiredAt}` : 'another process';
+  const who = owner ? `${owner.who} since ${owner.since}` : 'another process';
   const base = { name: policy.name, oldId: policy.id, expiresAt: null as string | null, sinks: [], orphans: [], check: 'busy' as const };
   const failed = (message: string): TokenOutcome => {
     log.error({ step: 'check', owner }, message);
@@ -102,7 +103,7 @@ async function busyOutcome(
   try {
     const unfinished = await deps.journal.read(policy.name);
     if (unfinished) return failed(`another token-rotator (${who}) holds its lock, with an unfinished rotation of it (${unfinished.phase})`);
-    const { token, decision } = await checkToken(policy, deps);
+    const { token, decision } = await assessToken(policy, deps);
     if (decision.action === 'rotate') {
       return {
         ...failed(`due (${decision.reason}), but another token-rotator (${who}) holds its lock`),
@@ -159,7 +160,14 @@ function intentWasCommitted(record: StateRecord, entry: IntentEntry): boolean {
 
 async function rotateLocked(ctx: RotationContext, options: RotateOptions): Promise<TokenOutcome> {
   const { deps, policy, log } = ctx;
-  let lineage = resolveLineage(policy, await deps.state.read(policy.name), deps.clock.now());
+  const [existing, snapshot] = await Promise.all([deps.state.read(policy.name), snapshotSinks(policy, deps, ctx.signal)]);
+  let lineage = lineageFor(policy, existing, snapshot, deps.clock.now());
+  if (lineage.adopted === 'recovered') {
+    log.warn(
+      { step: 'check', id: lineage.record.currentId, policyId: policy.id },
+      "no state record for this name: its current id comes from the sinks' metadata (the newest rotation they know of)",
+    );
+  }
   await deps.journal.removeLeftovers(policy.name);
   let entry = await deps.journal.read(policy.name);
 
@@ -232,42 +240,58 @@ async function rotateLocked(ctx: RotationContext, options: RotateOptions): Promi
   }
   ctx.token = token;
 
+  const now = deps.clock.now();
+  const checked = decideFor(policy, lineage, token, snapshot, now);
   const decision = options.force
     ? { action: 'rotate' as const, check: 'manual' as const, reason: `manual rotation: ${options.force.reason}` }
     : forcedReason
       ? { action: 'rotate' as const, check: undefined, reason: forcedReason }
-      : decide({ token, history: historyOf(record), settings: policy.settings, now: deps.clock.now() });
+      : checked.decision;
+  const { drift, adopt } = checked.sinks;
   log.info({ step: 'check', id: token.id, expiresAt: iso(token.expiresAt), action: decision.action, reason: decision.reason }, 'checked');
+  if (drift.length > 0)
+    log.warn({ step: 'drift', drift }, `a sink does not hold the current secret: ${drift.map(describeDrift).join('; ')}`);
+  const reason =
+    lineage.adopted === 'recovered' ? `${decision.reason} (current id ${token.id} recovered from the sinks' metadata)` : decision.reason;
+  const found = drift.length > 0 ? { drift } : {};
   if (decision.action === 'skip') {
+    if (adopt.length > 0) log.info({ step: 'adopt', sinks: adopt.map((a) => a.sink) }, 'adopted what the sinks hold as the current secret');
+    const next = withAdoptedSinks({ ...record, expiresAt: iso(token.expiresAt) }, policy.sinks.map(deps.sinks.target), adopt, now);
     const changed =
-      lineage.adopted || record.expiresAt !== iso(token.expiresAt) || skewWorthRecording(record.serviceClock, deps.clockOffsetMs?.());
-    if (changed) await deps.state.write({ ...record, expiresAt: iso(token.expiresAt) });
+      lineage.adopted ||
+      adopt.length > 0 ||
+      record.sinks === undefined ||
+      record.expiresAt !== iso(token.expiresAt) ||
+      skewWorthRecording(record.serviceClock, deps.clockOffsetMs?.());
+    if (changed) await deps.state.write(next);
     return {
       name: policy.name,
       action: 'skipped',
       check: decision.check!,
-      reason: decision.reason,
+      reason,
       oldId: token.id,
       expiresAt: iso(token.expiresAt),
       sinks: [],
       orphans: ctx.orphans,
+      ...found,
     };
   }
 
   const overlapMs = options.force?.overlapMs ?? policy.settings.overlapMs;
-  const regenerated = await regenerateJournalled(ctx, { token, reason: decision.reason, overlapMs });
+  const regenerated = await regenerateJournalled(ctx, { token, reason, overlapMs });
   let outcome: TokenOutcome;
   if (regenerated.kind === 'unjournalled') {
     const result = await deliverUnjournalled(ctx, regenerated.entry, regenerated.secret, regenerated.cause, record);
     outcome = {
       // Nothing stays staged for a next run to deliver: `pending` would promise what cannot happen.
-      ...rotatedOutcome(ctx, regenerated.entry, result.sinks, [], decision.check, decision.reason, token),
+      ...rotatedOutcome(ctx, regenerated.entry, result.sinks, [], decision.check, reason, token),
       action: 'failed',
       error: { code: StagingFailedError.code, message: result.message },
+      ...found,
     };
   } else {
     const { sinks, pending } = await finishRotation(ctx, regenerated.entry, record, regenerated.secret);
-    outcome = rotatedOutcome(ctx, regenerated.entry, sinks, pending, decision.check, decision.reason, token);
+    outcome = { ...rotatedOutcome(ctx, regenerated.entry, sinks, pending, decision.check, reason, token), ...found };
   }
   if (!options.force) return outcome;
   // The leaked credential may be one replaced earlier and still inside its own overlap.

@@ -1,6 +1,7 @@
 import type { TokenPolicy } from '../config/types.js';
 import { backoffUntil } from '../policy/backoff.js';
 import { decide } from '../policy/decide.js';
+import type { DriftFinding } from '../policy/sink-drift.js';
 import type { SinkConfig } from '../sinks/registry.js';
 import type { JournalEntry } from '../state/journal-entry.js';
 import { historyOf } from '../state/lineage.js';
@@ -22,6 +23,8 @@ export interface TokenStatus {
   lastError: { at: string; code: string; message: string } | null;
   /** The service's clock minus this machine's, as last measured (ms); null when never measured. */
   serviceClockOffsetMs: number | null;
+  /** Sinks that do not hold what was delivered to them, read back now. */
+  drift: DriftFinding[];
 }
 
 export function tokenStatus(
@@ -30,6 +33,7 @@ export function tokenStatus(
   entry: JournalEntry | undefined,
   now: Date,
   sink: { describe(config: SinkConfig): string; target(config: SinkConfig): string },
+  drift: DriftFinding[] = [],
 ): TokenStatus {
   const pending =
     entry?.phase === 'staged'
@@ -51,6 +55,7 @@ export function tokenStatus(
       backoffUntil: null,
       lastError: null,
       serviceClockOffsetMs: null,
+      drift,
     };
   }
   // Expiries and failure times were written on the service's clock: compare them on it too.
@@ -76,6 +81,7 @@ export function tokenStatus(
     backoffUntil: until && until > serviceNow ? until.toISOString() : null,
     lastError: record.consecutiveFailures > 0 ? record.lastFailure : null,
     serviceClockOffsetMs: record.serviceClock?.offsetMs ?? null,
+    drift,
   };
 }
 
@@ -93,6 +99,7 @@ export function unreadableStatus(policy: TokenPolicy, error: unknown): TokenStat
     backoffUntil: null,
     lastError: { at: '', code, message },
     serviceClockOffsetMs: null,
+    drift: [],
   };
 }
 
@@ -109,5 +116,6 @@ export function strayStatus(stray: { name: string; message: string }): TokenStat
     backoffUntil: null,
     lastError: null,
     serviceClockOffsetMs: null,
+    drift: [],
   };
 }

@@ -1,9 +1,8 @@
 import type { Secret } from '../secret.js';
 import type { StagedEntry } from '../state/journal-entry.js';
-import { recordRotation } from '../state/lineage.js';
 import type { StateRecord } from '../state/state-record.js';
 import type { RotationContext } from './context.js';
-import { deliverStaged, type DeliveryResult } from './finish-rotation.js';
+import { committedRecord, deliverStaged, type DeliveryResult } from './finish-rotation.js';
 import { errorSummary } from './outcome.js';
 import { reportOrphan } from './report-orphan.js';
 
@@ -53,14 +52,7 @@ export async function deliverUnjournalled(
   let stateWhy = '';
   try {
     await ctx.lock.assertHeld();
-    await deps.state.write(
-      recordRotation(record, {
-        newId,
-        newExpiresAt: entry.staged.newExpiresAt ? new Date(entry.staged.newExpiresAt) : null,
-        existingTokenExpiresAt: new Date(entry.existingTokenExpiresAt),
-        now: new Date(entry.startedAt),
-      }),
-    );
+    await deps.state.write(committedRecord(ctx, entry, record, secret));
     committed = true;
     log.info({ step: 'committed', oldId: entry.oldId, newId }, 'committed without a journal');
   } catch (error) {

@@ -1,28 +1,34 @@
-import { type FileSinkConfig, fileSinkFactory } from './file/file-sink.js';
-import type { SinkFactory } from './sink.js';
+import { fileSinkType } from './file/file-sink.js';
+import type { FileSinkConfig } from './file/file-sink-config.js';
+import type { SinkType } from './sink.js';
 
 /** Every sink type, checked by the compiler: a new type is one entry here and one folder. */
-export const sinkFactories = {
-  file: fileSinkFactory,
-} satisfies { [K in SinkConfig['type']]: SinkFactory<Extract<SinkConfig, { type: K }>> };
+export const sinkTypes = {
+  file: fileSinkType,
+} satisfies { [K in SinkConfig['type']]: SinkType<Extract<SinkConfig, { type: K }>> };
 
 export type SinkConfig = FileSinkConfig;
-export type SinkType = SinkConfig['type'];
+export type SinkTypeName = SinkConfig['type'];
 
-export function isSinkType(type: unknown): type is SinkType {
-  return typeof type === 'string' && Object.hasOwn(sinkFactories, type);
+export function isSinkType(type: unknown): type is SinkTypeName {
+  return typeof type === 'string' && Object.hasOwn(sinkTypes, type);
 }
 
-export function createSink(config: SinkConfig) {
-  return sinkFactories[config.type].create(config);
+/** The type of a config, widened so that its methods take any config of that type. */
+function typeOf(config: SinkConfig): SinkType<SinkConfig> {
+  return sinkTypes[config.type] as SinkType<SinkConfig>;
 }
 
 /** The identity of a sink's destination: what the journal marks as delivered. */
 export function sinkTarget(config: SinkConfig): string {
-  return sinkFactories[config.type].target(config);
+  return typeOf(config).target(config);
+}
+
+export function describeSink(config: SinkConfig): string {
+  return typeOf(config).describe(config);
 }
 
 /** The real local location of a sink's destination; undefined for sink types that write elsewhere. */
 export function sinkLocalPath(config: SinkConfig): string | undefined {
-  return sinkFactories[config.type].localPath?.(config);
+  return typeOf(config).localPath?.(config);
 }

@@ -1,24 +1,40 @@
+import type { Env } from '../common/env-variables.js';
 import type { ConfigIssue } from '../errors.js';
 import type { WriteResult } from '../fs/atomic-write.js';
+import type { Logger } from '../log/logger.js';
 import type { Secret } from '../secret.js';
 
 export type { WriteResult };
 
-/** What a sink may know about the token besides its secret. */
+/**
+ * What a sink may know about the token besides its secret. Sinks that can hold metadata store it
+ * beside the secret (never the secret in it), so that drift repair and a lost state can be
+ * recovered from what the sinks hold.
+ */
 export interface TokenMeta {
   name: string;
   id: string;
   expiresAt: Date | null;
+  /** The rotation that produced this secret: the same for every sink it went to. */
+  rotationId: string;
+  rotatedAt: Date;
+}
+
+/** What a sink says of the token it holds, when it can carry metadata; any part may be missing. */
+export interface StoredTokenMeta {
+  id?: string;
+  expiresAt?: string | null;
+  rotationId?: string;
+  rotatedAt?: string;
 }
 
 /**
- * One configured destination of a token's secret. Writes are idempotent: writing the same secret
- * again answers `unchanged`. `describe()` names the destination and never includes a secret.
+ * What a sink holds, read back. `secret` is undefined when there is content but no secret in it
+ * that this sink's format can find (a file in another format, a Secret without the key).
  */
-export interface Sink {
-  describe(): string;
-  write(secret: Secret, meta: TokenMeta, options: { signal?: AbortSignal }): Promise<WriteResult>;
-  close?(): Promise<void>;
+export interface SinkContent {
+  secret: Secret | undefined;
+  meta?: StoredTokenMeta;
 }
 
 export interface SinkParseContext {
@@ -28,19 +44,42 @@ export interface SinkParseContext {
 
 export type SinkParseResult<C> = { ok: true; config: C } | { ok: false; issues: ConfigIssue[] };
 
+/** What opening a sink type's client may use: its credentials come by reference, from the environment. */
+export interface SinkOpenContext {
+  logger: Logger;
+  env: Env;
+}
+
 /**
- * A sink type: turns raw policy configuration into a typed, normalised config (every problem with
- * its path relative to the sink), and builds sinks from it.
+ * A sink type: cheap, loaded with the policy. It turns raw policy configuration into a typed,
+ * normalised config (every problem with its path relative to the sink), says where a config writes,
+ * and opens a client (its own module, imported only then) when a run needs one.
  */
-export interface SinkFactory<C extends { type: string }> {
+export interface SinkType<C extends { type: string }> {
   type: C['type'];
   parse(raw: unknown, context: SinkParseContext): SinkParseResult<C>;
-  /** A stable identity of the destination, so two tokens cannot be configured to write to one place. */
+  /** A stable identity of the destination: duplicates are refused, and the journal marks deliveries by it. */
   target(config: C): string;
+  /** `file secrets/app.token`: for tables and logs; never a secret. */
+  describe(config: C): string;
   /**
    * Where the destination really is on this machine (links resolved), for sink types that write to
    * the local file system; used to keep sinks off the files the tool itself depends on.
    */
   localPath?(config: C): string;
-  create(config: C): Sink;
+  /** One client per run, shared by every token with a sink of this type. */
+  open(context: SinkOpenContext): Promise<SinkClient<C>>;
+}
+
+/**
+ * Talks to the destinations of one sink type. Writes are idempotent: writing the same secret again
+ * answers `unchanged`. Errors never carry a secret.
+ */
+export interface SinkClient<C> {
+  write(config: C, secret: Secret, meta: TokenMeta, options: { signal?: AbortSignal }): Promise<WriteResult>;
+  /** What the destination holds now; undefined when it is missing or empty. */
+  read(config: C, options: { signal?: AbortSignal }): Promise<SinkContent | undefined>;
+  /** Credentials valid, destination reachable, permission to write: for `validate --online`. */
+  preflight?(config: C, options: { signal?: AbortSignal }): Promise<void>;
+  close(): Promise<void>;
 }

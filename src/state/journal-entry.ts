@@ -11,6 +11,11 @@ const tokenId = z.string().refine(isTokenId, { error: (issue) => tokenIdProblem(
 const rotationShape = {
   version: z.literal(JOURNAL_VERSION),
   name: z.string().min(1),
+  /**
+   * This rotation, as every sink that holds its secret knows it (a write retried after a crash is
+   * recognised by it). Absent in entries written before rotation ids: see `rotationIdOf`.
+   */
+  rotationId: z.string().min(1).optional(),
   reason: z.string(),
   startedAt: isoDate,
   oldId: tokenId,
@@ -55,3 +60,8 @@ export type JournalEntry = z.output<typeof journalEntrySchema>;
 export type IntentEntry = z.output<typeof intentEntrySchema>;
 export type StagedEntry = z.output<typeof stagedEntrySchema>;
 export type HeldEntry = z.output<typeof heldEntrySchema>;
+
+/** The rotation's id; an entry from before rotation ids gets one that is stable for it. */
+export function rotationIdOf(entry: { name: string; startedAt: string; rotationId?: string | undefined }): string {
+  return entry.rotationId ?? `${entry.name}@${entry.startedAt}`;
+}

@@ -3,8 +3,11 @@ import { MAX_LINEAGE, STATE_VERSION, type StateRecord } from './state-record.js'
 
 export interface LineageResolution {
   record: StateRecord;
-  /** Why the record is new, when it is: first adoption, or the policy pointing the name elsewhere. */
-  adopted: 'new' | 'repointed' | undefined;
+  /**
+   * Why the record is new, when it is: first adoption, the policy pointing the name elsewhere, or no
+   * record but sinks that say which token is current.
+   */
+  adopted: 'new' | 'repointed' | 'recovered' | undefined;
 }
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -39,10 +42,42 @@ export function resolveLineage(policy: { name: string; id: string }, existing: S
   return { record, adopted: existing ? 'repointed' : 'new' };
 }
 
+/**
+ * A record rebuilt from what the sinks say (no state, but sinks carry a token id beside the secret):
+ * that token is current, and the policy's id is an ancestor, so the policy does not read as a
+ * deliberate repointing on the next run.
+ */
+export function recoveredLineage(
+  policy: { name: string; id: string },
+  from: { id: string; expiresAt?: string | null | undefined; rotatedAt?: string | undefined },
+  now: Date,
+): LineageResolution {
+  const { record } = resolveLineage({ name: policy.name, id: from.id }, undefined, now);
+  const rotatedAt = from.rotatedAt && !Number.isNaN(Date.parse(from.rotatedAt)) ? new Date(from.rotatedAt).toISOString() : null;
+  const expiresAt = from.expiresAt && !Number.isNaN(Date.parse(from.expiresAt)) ? new Date(from.expiresAt).toISOString() : null;
+  return {
+    record: {
+      ...record,
+      adoptedId: policy.id,
+      expiresAt,
+      lastRotatedAt: rotatedAt,
+      lineage: [{ id: policy.id, replacedAt: rotatedAt ?? now.toISOString(), expiresAt: null }],
+    },
+    adopted: 'recovered',
+  };
+}
+
 /** The record after a regeneration: the new id becomes current and the old one joins the lineage. */
 export function recordRotation(
   record: StateRecord,
-  rotation: { newId: string; newExpiresAt: Date | null; existingTokenExpiresAt: Date; now: Date },
+  rotation: {
+    newId: string;
+    newExpiresAt: Date | null;
+    existingTokenExpiresAt: Date;
+    now: Date;
+    /** Every sink (by target) that now holds the new secret, with its fingerprint. */
+    sinks: Record<string, string>;
+  },
 ): StateRecord {
   const replaced = {
     id: record.currentId,
@@ -54,6 +89,12 @@ export function recordRotation(
     currentId: rotation.newId,
     expiresAt: iso(rotation.newExpiresAt),
     lastRotatedAt: rotation.now.toISOString(),
+    sinks: Object.fromEntries(
+      Object.entries(rotation.sinks).map(([target, fingerprint]) => [
+        target,
+        { fingerprint, at: rotation.now.toISOString(), how: 'delivered' as const },
+      ]),
+    ),
     // The service may answer with the same id (older behaviour); it is then not a distinct ancestor.
     lineage: rotation.newId === record.currentId ? record.lineage : [replaced, ...record.lineage].slice(0, MAX_LINEAGE),
   };
@@ -64,4 +105,21 @@ export function historyOf(record: StateRecord): HistoryView {
     lastRotatedAt: record.lastRotatedAt ? new Date(record.lastRotatedAt) : null,
     adoptedAt: new Date(record.adoptedAt),
   };
+}
+
+/**
+ * The record with the sinks it adopted added, and sinks no longer in the policy dropped (a sink
+ * that comes back later is new again, and gets a secret).
+ */
+export function withAdoptedSinks(
+  record: StateRecord,
+  policyTargets: readonly string[],
+  adopt: ReadonlyArray<{ target: string; fingerprint: string }>,
+  now: Date,
+): StateRecord {
+  const kept = Object.entries(record.sinks ?? {}).filter(([target]) => policyTargets.includes(target));
+  const adopted = adopt.map(
+    ({ target, fingerprint }) => [target, { fingerprint, at: now.toISOString(), how: 'adopted' as const }] as const,
+  );
+  return { ...record, sinks: Object.fromEntries([...kept, ...adopted]) };
 }

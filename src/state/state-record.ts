@@ -28,6 +28,14 @@ export const stateRecordSchema = z.strictObject({
    * `status` reads it without the network.
    */
   serviceClock: z.strictObject({ offsetMs: z.number().int(), measuredAt: isoDate }).nullable().default(null),
+  /**
+   * Per sink (by target), the fingerprint of the secret it was given or found holding: what every
+   * check compares the sink with. Absent in records written before fingerprints: the first check
+   * then adopts what the sinks hold.
+   */
+  sinks: z
+    .record(z.string(), z.strictObject({ fingerprint: z.string().min(1), at: isoDate, how: z.enum(['delivered', 'adopted']) }))
+    .optional(),
   /** Earlier ids, newest first. */
   lineage: z.array(
     z.strictObject({

@@ -1,7 +1,7 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 
 import { stringify } from 'yaml';
 
@@ -73,6 +73,17 @@ export async function writeEmulatorEnv(emulator: Emulator, dir: string, extra: R
     { mode: 0o600 },
   );
   return file;
+}
+
+/**
+ * Puts a token's current secret where a file sink expects it, as an app that already has its token
+ * would: the first run adopts it instead of finding an empty sink (which is drift, repaired by
+ * rotating).
+ */
+export async function seedSink(dir: string, path: string, secret: string): Promise<void> {
+  const file = join(dir, path);
+  await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+  await writeFile(file, secret, { mode: 0o600 });
 }
 
 export async function writePolicy(dir: string, policy: unknown): Promise<string> {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
 import { fixedClock } from '../../src/clock.js';
-import { buildRotationDeps } from '../../src/compose/rotation-deps.js';
+import { openRotationDeps } from '../../src/compose/rotation-deps.js';
 import { readEnvironment, readSettings } from '../../src/config/env.js';
 import { parsePolicy } from '../../src/config/load-policy.js';
 import { type Emulator, startEmulator } from '../../src/emulator/start-emulator.js';
@@ -33,7 +33,7 @@ it('scheduled checks back off after failures (1 min, 2 min, ...), a success rese
     join(dir, 'rotation.yaml'),
   ).tokens;
   const clock = fixedClock(new Date());
-  const deps = buildRotationDeps(settings, createLogger({ level: 'silent' }), clock);
+  const { deps } = await openRotationDeps(settings, createLogger({ level: 'silent' }), clock);
   const scheduled = () => rotateToken(policy!, deps, { respectBackoff: true });
   const sent = () => emulator.requests.filter((r) => r.op === 'regenerate' && r.id === token.id).length;
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { startEmulator } from '../../src/emulator/start-emulator.js';
-import { type CliResult, runCli, writePolicy } from '../helpers/cli.js';
+import { type CliResult, runCli, seedSink, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
 import { expectNoLeak } from '../helpers/leaks.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -33,6 +33,7 @@ describe('token-rotator once / plan / validate against the fx.emulator', () => {
   it('rotates the due token, delivers a working secret, and a second run changes nothing', async () => {
     const due = fx.emulator.store.add({ name: 'due', expiresAt: inDays(2) });
     const fine = fx.emulator.store.add({ name: 'fine', expiresAt: inDays(60) });
+    await seedSink(fx.dir, 'secrets/fine.token', fine.secret);
     await writePolicy(fx.dir, {
       version: 1,
       tokens: [
@@ -89,6 +90,7 @@ describe('token-rotator once / plan / validate against the fx.emulator', () => {
 
   it('warns when TLS certificate checks are turned off for the process', async () => {
     const fine = fx.emulator.store.add({ name: 'tls', expiresAt: inDays(60) });
+    await seedSink(fx.dir, 'secrets/tls.token', fine.secret);
     await writePolicy(fx.dir, { version: 1, tokens: [{ name: 'tls', id: fine.id, sinks: [sink('tls')] }] });
     const result = await runCli(['once', '--config', 'rotation.yaml', '--dotenv', fx.envFile], {
       cwd: fx.dir,

@@ -56,6 +56,6 @@ it('status tells, without the network, what happened and what is next for each t
   expect(rows.refused!.backoffUntil).not.toBeNull();
 
   const table = await cli(['status']);
-  expect(table.stdout).toMatch(/^TOKEN\s+ID\s+EXPIRES\s+LAST ROTATED\s+NEXT DUE\s+PENDING\s+LAST ERROR\n/);
+  expect(table.stdout).toMatch(/^TOKEN\s+ID\s+EXPIRES\s+LAST ROTATED\s+NEXT DUE\s+PENDING\s+DRIFT\s+LAST ERROR\n/);
   expect(table.stdout).toMatch(/stuck\s+.*file blocked\/stuck.token/);
 });

@@ -1,9 +1,9 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { startCli, writePolicy } from '../helpers/cli.js';
+import { seedSink, startCli, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
 
 const DAY = 24 * 3600_000;
@@ -46,6 +46,7 @@ describe('token-rotator daemon (a real process)', () => {
 
   it('checks at start and on a seconds-level schedule, and its metrics follow a rotation', async () => {
     const steady = fx.emulator.store.add({ name: 'steady', expiresAt: new Date(Date.now() + 60 * DAY) });
+    await seedSink(fx.dir, 'secrets/steady.token', steady.secret);
     await writePolicy(fx.dir, {
       version: 1,
       defaults: { schedule: '*/1 * * * * *' },
@@ -82,7 +83,7 @@ describe('token-rotator daemon (a real process)', () => {
     expect(metric(metrics, 'token_rotator_token_expiry_timestamp_seconds', 'token="steady"')).toBeGreaterThan(
       Date.now() / 1000 + 29 * 86400,
     );
-    expect(metric(metrics, 'token_rotator_sink_writes_total', 'token="steady",sink="file secrets/steady.token",result="created"')).toBe(1);
+    expect(metric(metrics, 'token_rotator_sink_writes_total', 'token="steady",sink="file secrets/steady.token",result="updated"')).toBe(1);
     expect(metric(metrics, 'token_rotator_api_requests_total', 'op="regenerate",status="200"')).toBe(1);
     expect(metric(metrics, 'token_rotator_pending_deliveries', 'token="steady"')).toBe(0);
     const checks = fx.emulator.requests.filter((r) => r.op === 'retrieve').length;
@@ -92,6 +93,34 @@ describe('token-rotator daemon (a real process)', () => {
     const result = await done;
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(/"msg":"stopped"/);
+  });
+
+  it('counts drift, and shows a sink left without its secret (onDrift: report) until it holds it again', async () => {
+    const kept = fx.emulator.store.add({ name: 'kept', expiresAt: new Date(Date.now() + 60 * DAY) });
+    await seedSink(fx.dir, 'secrets/kept.token', kept.secret);
+    await writePolicy(fx.dir, {
+      version: 1,
+      defaults: { schedule: '*/1 * * * * *', onDrift: 'report' },
+      tokens: [{ name: 'kept', id: kept.id, sinks: [{ type: 'file', path: 'secrets/kept.token' }] }],
+    });
+    const { child, done } = daemon();
+    const labels = 'token="kept",sink="file secrets/kept.token"';
+    await eventually(async () => ((await get('/readyz')).status === 200 ? true : undefined), 'readiness');
+    await rm(join(fx.dir, 'secrets/kept.token'));
+    const drifted = await eventually(async () => {
+      const text = (await get('/metrics')).text;
+      return metric(text, 'token_rotator_sink_drift', labels) === 1 ? text : undefined;
+    }, 'the drift in the metrics');
+    expect(metric(drifted, 'token_rotator_sink_drift_detected_total', `${labels},kind="missing"`)).toBeGreaterThanOrEqual(1);
+    expect(fx.emulator.requests.filter((r) => r.op === 'regenerate')).toEqual([]);
+
+    await seedSink(fx.dir, 'secrets/kept.token', kept.secret);
+    await eventually(
+      async () => (metric((await get('/metrics')).text, 'token_rotator_sink_drift', labels) === 0 ? true : undefined),
+      'the repair',
+    );
+    child.kill('SIGTERM');
+    expect((await done).code).toBe(0);
   });
 
   it('on SIGTERM in the middle of a rotation, finishes it: the secret is delivered, then it exits 0 within 10 s', async () => {

@@ -1,5 +1,6 @@
-import { rm } from 'node:fs/promises';
+import { rm, unlink } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
 
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
@@ -121,4 +122,31 @@ it('never follows a webhook redirect to another origin: the payload and the URL 
   expect(result.stderr).toMatch(/notification not delivered/);
   expect(result.stderr).not.toContain(redirecting.url);
   await Promise.all([elsewhere.close(), redirecting.close(), rm(dir, { recursive: true, force: true })]);
+});
+
+it('notifies drift by default when a sink loses its secret, but not a new name first delivery', async () => {
+  const dir = await makeTempDir();
+  const env = await writeEmulatorEnv(emulator, dir, { HOOK_URL: `${receiverUrl}/drift` });
+  const token = emulator.store.add({ name: 'watched', expiresAt: new Date(Date.now() + 60 * 86400_000) });
+  await writePolicy(dir, {
+    version: 1,
+    notifications: [{ type: 'webhook', urlFrom: 'HOOK_URL' }],
+    tokens: [{ name: 'watched', id: token.id, sinks: [{ type: 'file', path: 'watched.token' }] }],
+  });
+  const runs = [];
+  runs.push(await runCli(['once', '--config', 'rotation.yaml', '--dotenv', env], { cwd: dir }));
+  expect(received.filter((r) => r.path === '/drift')).toEqual([]);
+  await unlink(join(dir, 'watched.token'));
+  runs.push(await runCli(['once', '--config', 'rotation.yaml', '--dotenv', env], { cwd: dir }));
+  expect(runs.map((r) => r.code)).toEqual([0, 0]);
+  expect(received.filter((r) => r.path === '/drift').map((r) => r.body)).toEqual([
+    expect.objectContaining({
+      event: 'drift',
+      token: 'watched',
+      summary: expect.stringMatching(/file watched\.token is missing; rotated to deliver a new one everywhere/),
+      drift: [{ sink: 'file watched.token', kind: 'missing' }],
+    }),
+  ]);
+  expectNoLeak({ ...(await leakCheckedOutputs(dir, runs)), webhooks: JSON.stringify(received) }, emulatorSecrets(emulator));
+  await rm(dir, { recursive: true, force: true });
 });

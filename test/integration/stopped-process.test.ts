@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { type CliResult, runCli, startCli, writePolicy } from '../helpers/cli.js';
+import { type CliResult, runCli, seedSink, startCli, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
 
 const DAY = 24 * 3600_000;
@@ -92,6 +92,7 @@ describe('a rotator stopped while it holds a name', () => {
 
   it('another holder of a name that is not due is no failure', async () => {
     const fine = fx.emulator.store.add({ name: 'fine', expiresAt: new Date(Date.now() + 60 * DAY) });
+    await seedSink(fx.dir, 'secrets/fine.token', fine.secret);
     await policy([{ name: 'fine', id: fine.id }]);
     await mkdir(join(fx.dir, 'state/locks'), { recursive: true });
     await writeFile(

@@ -6,11 +6,12 @@ import { describe, expect, it } from 'vitest';
 import { SinkError } from '../../src/errors.js';
 import { Secret } from '../../src/secret.js';
 import { renderFile } from '../../src/sinks/file/file-format.js';
-import { fileSinkFactory } from '../../src/sinks/file/file-sink.js';
+import { type FileSinkConfig, fileSinkType } from '../../src/sinks/file/file-sink.js';
+import { boundFileSink, testMeta } from '../helpers/file-sink.js';
 import { expectNoLeak } from '../helpers/leaks.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
-const meta = { name: 'ingest', id: 'tok-1', expiresAt: null };
+const meta = testMeta();
 const render = (value: string) => renderFile('env', new Secret(value), meta, 'APP_TOKEN');
 
 describe('env format', () => {
@@ -94,10 +95,9 @@ describe('env format', () => {
 
   it('writes no file for a secret that env format cannot hold, and says which sink', async () => {
     const dir = await realpath(await makeTempDir());
-    const parsed = fileSinkFactory.parse({ type: 'file', path: 'app.env', format: 'env' }, { policyDir: dir });
+    const parsed = fileSinkType.parse({ type: 'file', path: 'app.env', format: 'env' }, { policyDir: dir });
     if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
-    const error = await fileSinkFactory
-      .create(parsed.config)
+    const error = await boundFileSink(parsed.config as FileSinkConfig)
       .write(new Secret('xaat-\'"`-canary-0404'), meta, {})
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SinkError);

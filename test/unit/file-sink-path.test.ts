@@ -3,11 +3,11 @@ import { join } from 'node:path';
 
 import { beforeEach, describe, expect, it } from 'vitest';
 
-import { fileSinkFactory } from '../../src/sinks/file/file-sink.js';
+import { fileSinkType } from '../../src/sinks/file/file-sink.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 function parse(dir: string, raw: Record<string, unknown>) {
-  return fileSinkFactory.parse({ type: 'file', ...raw }, { policyDir: dir });
+  return fileSinkType.parse({ type: 'file', ...raw }, { policyDir: dir });
 }
 
 function issues(dir: string, raw: Record<string, unknown>) {

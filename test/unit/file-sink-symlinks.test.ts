@@ -6,16 +6,17 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { parsePolicy } from '../../src/config/load-policy.js';
 import { ConfigError, SinkError } from '../../src/errors.js';
 import { Secret } from '../../src/secret.js';
-import { type FileSinkConfig, fileSinkFactory } from '../../src/sinks/file/file-sink.js';
+import { type FileSinkConfig, fileSinkType } from '../../src/sinks/file/file-sink.js';
 import { sinkLocalPath, sinkTarget } from '../../src/sinks/registry.js';
+import { boundFileSink, testMeta } from '../helpers/file-sink.js';
 import { expectNoLeak } from '../helpers/leaks.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const SECRET = 'xaat-canary-file-sink-links-0300';
-const meta = { name: 'ingest', id: 'tok-1', expiresAt: null };
+const meta = testMeta();
 
 function parse(dir: string, raw: Record<string, unknown>) {
-  return fileSinkFactory.parse({ type: 'file', ...raw }, { policyDir: dir });
+  return fileSinkType.parse({ type: 'file', ...raw }, { policyDir: dir });
 }
 
 function config(dir: string, raw: Record<string, unknown>): FileSinkConfig {
@@ -122,19 +123,19 @@ describe('file sink paths through symbolic links', () => {
     await symlink('link/app.token', join(dir, 'app.token'));
     const through = config(dir, { path: 'app.token', allowSymlinks: true });
     expect(through.realPath).toBe(join(dir, 'real/app.token'));
-    expect(fileSinkFactory.localPath?.(through)).toBe(join(dir, 'real/app.token'));
+    expect(fileSinkType.localPath?.(through)).toBe(join(dir, 'real/app.token'));
   });
 
   it('with allowSymlinks, writes at the real location and leaves the links in place', async () => {
     await writeFile(join(dir, 'real/app.token'), 'old', { mode: 0o600 });
     await symlink('link/app.token', join(dir, 'app.token'));
-    const file = fileSinkFactory.create(config(dir, { path: 'app.token', allowSymlinks: true }));
+    const file = boundFileSink(config(dir, { path: 'app.token', allowSymlinks: true }));
     expect(await file.write(new Secret(SECRET), meta, {})).toBe('updated');
     expect(await readFile(join(dir, 'real/app.token'), 'utf8')).toBe(SECRET);
     expect((await lstat(join(dir, 'app.token'))).isSymbolicLink()).toBe(true);
     expect((await lstat(join(dir, 'link'))).isSymbolicLink()).toBe(true);
 
-    const folder = fileSinkFactory.create(config(dir, { path: 'link/sub/other.token', allowSymlinks: true }));
+    const folder = boundFileSink(config(dir, { path: 'link/sub/other.token', allowSymlinks: true }));
     expect(await folder.write(new Secret(SECRET), meta, {})).toBe('created');
     expect(await readFile(join(dir, 'real/sub/other.token'), 'utf8')).toBe(SECRET);
     expect((await readdir(dir)).sort()).toEqual(['app.token', 'link', 'real']);
@@ -147,13 +148,13 @@ describe('file sink paths through symbolic links', () => {
     await symlink('../later.token', join(dir, 'real/inner/pending.token'));
     const sinkConfig = config(dir, { path: 'inner/pending.token', allowSymlinks: true });
     expect(sinkConfig.realPath).toBe(join(dir, 'real/later.token'));
-    expect(await fileSinkFactory.create(sinkConfig).write(new Secret(SECRET), meta, {})).toBe('created');
+    expect(await boundFileSink(sinkConfig).write(new Secret(SECRET), meta, {})).toBe('created');
     expect(await readFile(join(dir, 'real/later.token'), 'utf8')).toBe(SECRET);
     expect((await lstat(join(dir, 'real/inner/pending.token'))).isSymbolicLink()).toBe(true);
   });
 
   it('refuses at write time a folder that became a symlink after the policy was checked, and leaves its target alone', async () => {
-    const file = fileSinkFactory.create(config(dir, { path: 'later/app.token' }));
+    const file = boundFileSink(config(dir, { path: 'later/app.token' }));
     await mkdir(join(dir, 'elsewhere'));
     await symlink(join(dir, 'elsewhere'), join(dir, 'later'));
     const error = await file.write(new Secret(SECRET), meta, {}).catch((e: unknown) => e);

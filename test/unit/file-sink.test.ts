@@ -6,17 +6,18 @@ import { beforeEach, describe, expect, it } from 'vitest';
 
 import { SinkError } from '../../src/errors.js';
 import { Secret } from '../../src/secret.js';
-import { type FileSinkConfig, fileSinkFactory } from '../../src/sinks/file/file-sink.js';
+import { type FileSinkConfig, fileSinkType } from '../../src/sinks/file/file-sink.js';
+import { boundFileSink, testMeta } from '../helpers/file-sink.js';
 import { expectNoLeak } from '../helpers/leaks.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const SECRET = 'xaat-canary-file-sink-0200';
-const meta = { name: 'ingest', id: 'tok-1', expiresAt: new Date('2026-12-22T12:00:00Z') };
+const meta = testMeta({ expiresAt: new Date('2026-12-22T12:00:00Z') });
 
 function sink(dir: string, raw: Record<string, unknown>) {
-  const parsed = fileSinkFactory.parse({ type: 'file', ...raw }, { policyDir: dir });
+  const parsed = fileSinkType.parse({ type: 'file', ...raw }, { policyDir: dir });
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
-  return { sink: fileSinkFactory.create(parsed.config), config: parsed.config as FileSinkConfig };
+  return { sink: boundFileSink(parsed.config as FileSinkConfig), config: parsed.config as FileSinkConfig };
 }
 
 describe('file sink', () => {
@@ -62,6 +63,8 @@ describe('file sink', () => {
       name: 'ingest',
       id: 'tok-1',
       expiresAt: '2026-12-22T12:00:00.000Z',
+      rotationId: 'rotation-1',
+      rotatedAt: '2026-11-22T12:00:00.000Z',
       token: SECRET,
     });
   });
@@ -118,6 +121,6 @@ describe('file sink', () => {
   });
 
   it('describes itself by path, never by content', () => {
-    expect(sink(dir, { path: 'x/y.token' }).sink.describe()).toBe('file x/y.token');
+    expect(fileSinkType.describe(sink(dir, { path: 'x/y.token' }).config)).toBe('file x/y.token');
   });
 });

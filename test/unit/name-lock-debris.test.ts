@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { systemClock } from '../../src/clock.js';
-import { fileNameLocks } from '../../src/state/name-lock.js';
+import { fileNameLocks } from '../../src/state/backends/file/file-locks.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 function identityOf(pid: number): { startTime: string; bootId: string } {
@@ -77,7 +77,9 @@ describe.runIf(existsSync('/proc/self/stat'))('what a killed process leaves behi
     await writeFile(join(folder, 'a.lock'), JSON.stringify(await killedOwner()));
     for (const guard of [JSON.stringify({ pid: 4242, host: 'other-host', acquiredAt: '2026-01-01T00:00:00Z', nonce: 'x' }), '{"pid": 42']) {
       await writeFile(join(folder, 'a.lock.takeover'), guard);
-      expect(await locks().acquire('a', { waitMs: 100 })).toEqual({ busy: expect.objectContaining({ host: hostname() }) });
+      expect(await locks().acquire('a', { waitMs: 100 })).toEqual({
+        busy: expect.objectContaining({ who: expect.stringContaining(` on ${hostname()}`) }),
+      });
       await backdate(join(folder, 'a.lock.takeover'), 60_000);
       const result = await locks().acquire('a', { waitMs: 2000 });
       expect('held' in result).toBe(true);
@@ -91,11 +93,15 @@ describe.runIf(existsSync('/proc/self/stat'))('what a killed process leaves behi
     const { child, owner } = await startSleeper();
     children.push(child);
     await writeFile(join(folder, 'a.lock.takeover'), JSON.stringify(owner)); // a live process, taking the lock over
-    expect(await locks().acquire('a', { waitMs: 300 })).toEqual({ busy: expect.objectContaining({ host: hostname() }) });
+    expect(await locks().acquire('a', { waitMs: 300 })).toEqual({
+      busy: expect.objectContaining({ who: expect.stringContaining(` on ${hostname()}`) }),
+    });
 
     await rm(join(folder, 'a.lock.takeover'));
     await mkdir(join(folder, 'a.lock.takeover')); // an earlier version's guard, fresh
-    expect(await locks().acquire('a', { waitMs: 300 })).toEqual({ busy: expect.objectContaining({ host: hostname() }) });
+    expect(await locks().acquire('a', { waitMs: 300 })).toEqual({
+      busy: expect.objectContaining({ who: expect.stringContaining(` on ${hostname()}`) }),
+    });
   });
 
   it('clears an old guard folder left by an earlier version', async () => {

@@ -6,7 +6,8 @@ import { beforeEach, describe, expect, it } from 'vitest';
 
 import { systemClock } from '../../src/clock.js';
 import { LockLostError } from '../../src/errors.js';
-import { fileNameLocks, type HeldLock } from '../../src/state/name-lock.js';
+import { fileNameLocks } from '../../src/state/backends/file/file-locks.js';
+import type { HeldLock } from '../../src/state/name-locks.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const HOUR = 3600_000;

@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { systemClock } from '../../src/clock.js';
-import { fileNameLocks } from '../../src/state/name-lock.js';
+import { fileNameLocks } from '../../src/state/backends/file/file-locks.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const LOCK_HOLDER = resolve(import.meta.dirname, '../fixtures/lock-holder.ts');
@@ -84,7 +84,7 @@ describe.runIf(existsSync('/proc/self/stat'))('name locks judge a same-host owne
     await backdate(lockFile(), 10 * HOUR); // far beyond the two-minute staleness window
 
     const whileStopped = await locks().acquire('a', { waitMs: 200 });
-    expect(whileStopped).toEqual({ busy: expect.objectContaining({ pid: holder.pid, host: hostname() }) });
+    expect(whileStopped).toEqual({ busy: expect.objectContaining({ who: `pid ${holder.pid} on ${hostname()}` }) });
     expect(JSON.parse(await readFile(lockFile(), 'utf8'))).toMatchObject({ pid: holder.pid });
 
     // A fresh heartbeat: what frees the name below is its owner's death, not the lock's age.
@@ -99,7 +99,9 @@ describe.runIf(existsSync('/proc/self/stat'))('name locks judge a same-host owne
     const other = await startSleeper();
     const identity = identityOf(other.pid!);
     await writeLock({ pid: other.pid, nonce: 'theirs', process: identity });
-    expect(await locks().acquire('a', { waitMs: 0 })).toEqual({ busy: expect.objectContaining({ pid: other.pid }) });
+    expect(await locks().acquire('a', { waitMs: 0 })).toEqual({
+      busy: expect.objectContaining({ who: `pid ${other.pid} on ${hostname()}` }),
+    });
 
     // The same pid, started at another time: the process that wrote the lock is gone.
     await writeLock({ pid: other.pid, nonce: 'theirs', process: { ...identity, startTime: String(Number(identity.startTime) + 1) } });
@@ -127,7 +129,7 @@ describe.runIf(existsSync('/proc/self/stat'))('name locks judge a same-host owne
         nonce: 'theirs',
         process: { startTime: '1', bootId: identityOf(process.pid).bootId, pidNamespace: 'pid:[1]' },
       });
-      expect(await locks().acquire('a', { waitMs: 0 })).toEqual({ busy: expect.objectContaining({ pid }) });
+      expect(await locks().acquire('a', { waitMs: 0 })).toEqual({ busy: expect.objectContaining({ who: `pid ${pid} on ${hostname()}` }) });
       await backdate(lockFile(), 10 * 60_000); // its heartbeat stopped long ago: abandoned, as on another host
       expect('held' in (await locks().acquire('a', { waitMs: 0 }))).toBe(true);
     }
@@ -145,7 +147,9 @@ describe.runIf(existsSync('/proc/self/stat'))('name locks judge a same-host owne
   it('does not take over a lock this process holds, from another lock instance of the same process', async () => {
     const first = await locks().acquire('a', { waitMs: 0 });
     expect('held' in first).toBe(true);
-    expect(await locks().acquire('a', { waitMs: 0 })).toEqual({ busy: expect.objectContaining({ pid: process.pid }) });
+    expect(await locks().acquire('a', { waitMs: 0 })).toEqual({
+      busy: expect.objectContaining({ who: `pid ${process.pid} on ${hostname()}` }),
+    });
     if ('held' in first) await first.held.release();
   });
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 import { beforeEach, describe, expect, it } from 'vitest';
 
-import { createRecord, readRecord, removeIfUnchanged, touchIfOwned } from '../../src/state/lock-record.js';
+import { createRecord, readRecord, removeIfUnchanged, touchIfOwned } from '../../src/state/backends/file/lock-record.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 describe('lock records', () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 
 import { systemClock } from '../../src/clock.js';
-import { fileNameLocks } from '../../src/state/name-lock.js';
+import { fileNameLocks } from '../../src/state/backends/file/file-locks.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 describe('name locks', () => {
@@ -21,7 +21,7 @@ describe('name locks', () => {
     expect('held' in first).toBe(true);
     expect(JSON.parse(await readFile(join(dir, 'locks/a.lock'), 'utf8'))).toMatchObject({ pid: 100, host: 'h1' });
     const second = await locks(200, 'h1', [100]).acquire('a', { waitMs: 30 });
-    expect(second).toEqual({ busy: expect.objectContaining({ pid: 100, host: 'h1' }) });
+    expect(second).toEqual({ busy: expect.objectContaining({ who: 'pid 100 on h1' }) });
     expect('held' in (await locks(200).acquire('b', { waitMs: 0 }))).toBe(true);
   });
 

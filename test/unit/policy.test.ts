@@ -37,6 +37,7 @@ describe('parsePolicy', () => {
       overlapMs: 30 * 60_000,
       lifetimeMs: 30 * 86400_000,
       maxAgeMs: null,
+      onDrift: 'rotate',
     });
     expect(ingest!.sinks[0]).toMatchObject({ type: 'file', path: '/etc/rotator/secrets/ingest.token', format: 'raw', mode: 0o600 });
     expect(dash!.settings.lifetimeMs).toBeNull();
@@ -101,7 +102,7 @@ tokens:
       expect.arrayContaining([
         'tokens[0].sinks[0].path: required',
         'tokens[1].renewBefore: \'soon\' is not a duration such as 90s, 15m, 1h30m, 7d, 2w or ISO 8601 P7D, or a share such as "33%"',
-        'tokens[1].colour: unknown key (allowed: name, id, renewBefore, overlap, lifetime, maxAge, schedule, timezone, jitter, sinks)',
+        'tokens[1].colour: unknown key (allowed: name, id, renewBefore, overlap, lifetime, maxAge, onDrift, schedule, timezone, jitter, sinks)',
         'tokens[1].sinks[0].type: unknown sink type "vault"; one of: file',
         'tokens[1].sinks[1].format: must be one of: "raw", "env", "json"',
       ]),

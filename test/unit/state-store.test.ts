@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 
 import { StateError } from '../../src/errors.js';
-import { fileStateStore } from '../../src/state/file-state-store.js';
+import { fileStateStore } from '../../src/state/backends/file/file-state-store.js';
 import { recordRotation, resolveLineage } from '../../src/state/lineage.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
@@ -25,6 +25,7 @@ describe('lineage', () => {
       newExpiresAt: LATER,
       existingTokenExpiresAt: new Date(NOW.getTime() + 3600_000),
       now: NOW,
+      sinks: {},
     });
     const again = resolveLineage({ name: 'a', id: 'p1' }, rotated, LATER);
     expect(again.adopted).toBeUndefined();
@@ -42,7 +43,7 @@ describe('lineage', () => {
 
   it('does not list the same id twice when the service answers with the same id', () => {
     const first = resolveLineage({ name: 'a', id: 'p1' }, undefined, NOW).record;
-    const rotated = recordRotation(first, { newId: 'p1', newExpiresAt: LATER, existingTokenExpiresAt: NOW, now: NOW });
+    const rotated = recordRotation(first, { newId: 'p1', newExpiresAt: LATER, existingTokenExpiresAt: NOW, now: NOW, sinks: {} });
     expect(rotated.lineage).toEqual([]);
     expect(rotated.lastRotatedAt).toBe(NOW.toISOString());
   });

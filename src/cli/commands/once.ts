@@ -1,7 +1,8 @@
 import { systemClock } from '../../clock.js';
-import { buildRotationDeps, warnAboutUnsafeSettings } from '../../compose/rotation-deps.js';
+import { openRotationDeps, warnAboutUnsafeSettings } from '../../compose/rotation-deps.js';
 import { createLogger } from '../../log/logger.js';
 import { createNotifier } from '../../notify/notifier.js';
+import { needsAttention } from '../../rotation/outcome.js';
 import { runOnce } from '../../rotation/run-once.js';
 import { formatOutcomes } from '../format-outcomes.js';
 import { type CliIo, EXIT } from '../io.js';
@@ -12,13 +13,16 @@ export async function onceCommand(options: GlobalOptions & { json?: boolean }, i
   const { settings, policy, notificationTargets } = await loadRuntime(options, io);
   const logger = createLogger({ level: settings.logLevel });
   warnAboutUnsafeSettings(settings, io.env, logger);
-  const deps = buildRotationDeps(settings, logger, systemClock, io.env);
-  const outcomes = await runOnce(policy, deps, { concurrency: settings.concurrency });
+  const opened = await openRotationDeps(settings, logger, systemClock, io.env);
+  const outcomes = await runOnce(policy, opened.deps, { concurrency: settings.concurrency }).finally(() => opened.close());
   const notify = createNotifier(notificationTargets, logger);
   await Promise.all(outcomes.map((o) => notify(o, systemClock.now())));
   io.stdout.write(options.json ? `${JSON.stringify(outcomes, null, 2)}\n` : formatOutcomes(outcomes));
   const failed = outcomes.filter((o) => o.action === 'failed');
   const orphans = outcomes.flatMap((o) => o.orphans);
+  const drifted = outcomes
+    .filter((o) => o.drift?.length)
+    .map((o) => ({ name: o.name, sinks: o.drift!.map((d) => `${d.sink} (${d.kind})`) }));
   logger.info(
     {
       rotated: outcomes.filter((o) => o.action === 'rotated').length,
@@ -26,9 +30,11 @@ export async function onceCommand(options: GlobalOptions & { json?: boolean }, i
       failed: failed.map((o) => o.name),
       pending: outcomes.filter((o) => o.pending?.length).map((o) => ({ name: o.name, sinks: o.pending })),
       orphans: orphans.length,
+      drift: drifted,
     },
     'run finished',
   );
   // An orphan is a failure even when the name was rotated again: a token exists that nobody can use.
-  return failed.length > 0 || orphans.length > 0 ? EXIT.failed : EXIT.ok;
+  // A sink left lacking its secret (onDrift: report) is one too.
+  return outcomes.some(needsAttention) ? EXIT.failed : EXIT.ok;
 }

@@ -1,5 +1,5 @@
 import { systemClock } from '../../clock.js';
-import { buildRotationDeps } from '../../compose/rotation-deps.js';
+import { openRotationDeps } from '../../compose/rotation-deps.js';
 import { createLogger } from '../../log/logger.js';
 import { planAll, type PlanEntry } from '../../rotation/plan.js';
 import { formatTable, shortDate } from '../format-table.js';
@@ -17,8 +17,8 @@ function formatPlan(entries: PlanEntry[]): string {
 export async function planCommand(options: GlobalOptions & { json?: boolean }, io: CliIo): Promise<number> {
   const { settings, policy } = await loadRuntime(options, io);
   const logger = createLogger({ level: settings.logLevel });
-  const deps = buildRotationDeps(settings, logger, systemClock);
-  const entries = await planAll(policy, deps, { concurrency: settings.concurrency });
+  const opened = await openRotationDeps(settings, logger, systemClock, io.env);
+  const entries = await planAll(policy, opened.deps, { concurrency: settings.concurrency }).finally(() => opened.close());
   io.stdout.write(options.json ? `${JSON.stringify(entries, null, 2)}\n` : formatPlan(entries));
   return entries.some((e) => e.action === 'error') ? EXIT.failed : EXIT.ok;
 }

@@ -2,7 +2,7 @@ import { createInterface } from 'node:readline/promises';
 
 import { systemClock } from '../../clock.js';
 import { formatDuration, parseDuration } from '../../common/duration.js';
-import { buildRotationDeps, warnAboutUnsafeSettings } from '../../compose/rotation-deps.js';
+import { openRotationDeps, warnAboutUnsafeSettings } from '../../compose/rotation-deps.js';
 import { ConfigError, type ConfigIssue } from '../../errors.js';
 import { createLogger } from '../../log/logger.js';
 import { createNotifier } from '../../notify/notifier.js';
@@ -77,7 +77,8 @@ export async function rotateCommand(given: string[], options: RotateCommandOptio
 
   const logger = createLogger({ level: settings.logLevel });
   warnAboutUnsafeSettings(settings, io.env, logger);
-  const deps = buildRotationDeps(settings, logger, systemClock, io.env);
+  const opened = await openRotationDeps(settings, logger, systemClock, io.env);
+  const { deps } = opened;
   logger.warn({ tokens: names, reason, overlapMs: overlapMs ?? null }, 'emergency rotation requested');
   const notify = createNotifier(notificationTargets, logger);
   const outcomes = [];
@@ -91,6 +92,7 @@ export async function rotateCommand(given: string[], options: RotateCommandOptio
     await notify(outcome, systemClock.now());
     outcomes.push(outcome);
   }
+  await opened.close();
   io.stdout.write(options.json ? `${JSON.stringify(outcomes, null, 2)}\n` : formatOutcomes(outcomes));
   const stillAlive = outcomes.flatMap((o) => o.earlierTokens ?? []).some((t) => t.result === 'still-alive');
   return outcomes.every((o) => o.action === 'rotated' && o.orphans.length === 0) && !stillAlive ? EXIT.ok : EXIT.failed;

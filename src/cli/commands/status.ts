@@ -1,18 +1,21 @@
 import { describeSkew, SKEW_WARNING_MS } from '../../api/service-clock.js';
 import { systemClock } from '../../clock.js';
 import { formatDuration } from '../../common/duration.js';
+import { createLogger } from '../../log/logger.js';
+import { assessSinks, describeDrift } from '../../policy/sink-drift.js';
+import { snapshotSinks } from '../../rotation/assess-token.js';
 import { findStrayEntries } from '../../rotation/stray-entries.js';
 import { strayStatus, type TokenStatus, tokenStatus, unreadableStatus } from '../../rotation/token-status.js';
-import { createSink, sinkTarget } from '../../sinks/registry.js';
-import { fileJournal } from '../../state/file-journal.js';
-import { fileStateStore } from '../../state/file-state-store.js';
+import { sinkTypes } from '../../sinks/registry.js';
+import { openSinkSet } from '../../sinks/sink-set.js';
+import { openStateBackend, type StateBackendName } from '../../state/backends/registry.js';
 import { formatTable, shortDate } from '../format-table.js';
 import { type CliIo, EXIT } from '../io.js';
 import { type GlobalOptions, loadRuntime } from '../load-runtime.js';
 
 function formatStatus(rows: TokenStatus[]): string {
   return formatTable(
-    ['TOKEN', 'ID', 'EXPIRES', 'LAST ROTATED', 'NEXT DUE', 'PENDING', 'LAST ERROR'],
+    ['TOKEN', 'ID', 'EXPIRES', 'LAST ROTATED', 'NEXT DUE', 'PENDING', 'DRIFT', 'LAST ERROR'],
     rows.map((s) => [
       s.name,
       s.currentId,
@@ -20,6 +23,7 @@ function formatStatus(rows: TokenStatus[]): string {
       s.lastRotatedAt ? shortDate(s.lastRotatedAt) : '-',
       s.nextDueAt ? shortDate(s.nextDueAt) : 'never',
       s.pending.length ? s.pending.join(', ') : '-',
+      s.drift.length ? s.drift.map(describeDrift).join('; ') : '-',
       s.lastError
         ? `${s.lastError.message}${s.consecutiveFailures ? ` (${s.consecutiveFailures}x${s.backoffUntil ? `, backing off until ${shortDate(s.backoffUntil)}` : ''})` : ''}`
         : '-',
@@ -35,23 +39,39 @@ function skewNote(rows: TokenStatus[]): string {
   return `\nclock: the token service's clock was ${describeSkew(worst, formatDuration)} this machine's when last measured; times sent to it are corrected, but fix this machine's clock\n`;
 }
 
-/** Per token, from the state folder alone: current id, expiry, last rotation, next due, pending, last error. */
+/**
+ * Per token, from the state and the sinks alone (no call to the token service): current id, expiry,
+ * last rotation, next due, pending deliveries, drifted sinks, last error.
+ */
 export async function statusCommand(options: GlobalOptions & { json?: boolean }, io: CliIo): Promise<number> {
   const { settings, policy } = await loadRuntime(options, io);
-  const state = fileStateStore(settings.stateDir);
-  const journal = fileJournal(settings.stateDir);
+  const backend = await openStateBackend(settings.stateBackend as StateBackendName, {
+    dir: settings.stateDir,
+    env: io.env,
+    clock: systemClock,
+  });
+  const sinks = openSinkSet(sinkTypes, { logger: createLogger({ level: settings.logLevel }), env: io.env });
   const now = systemClock.now();
-  const sink = { describe: (c: Parameters<typeof createSink>[0]) => createSink(c).describe(), target: sinkTarget };
-  const rows = await Promise.all(
-    policy.tokens.map(async (token) => {
-      try {
-        return tokenStatus(token, await state.read(token.name), await journal.read(token.name), now, sink);
-      } catch (error) {
-        return unreadableStatus(token, error);
-      }
-    }),
-  );
-  rows.push(...(await findStrayEntries(policy, journal)).map(strayStatus));
-  io.stdout.write(options.json ? `${JSON.stringify(rows, null, 2)}\n` : formatStatus(rows) + skewNote(rows));
-  return rows.some((r) => r.lastError || r.pending.length) ? EXIT.failed : EXIT.ok;
+  try {
+    const rows = await Promise.all(
+      policy.tokens.map(async (token) => {
+        try {
+          const [record, entry, snapshot] = await Promise.all([
+            backend.state.read(token.name),
+            backend.journal.read(token.name),
+            snapshotSinks(token, { sinks, stateKey: settings.stateKey }),
+          ]);
+          const { drift } = assessSinks(snapshot.readings, record?.sinks);
+          return tokenStatus(token, record, entry, now, sinks, drift);
+        } catch (error) {
+          return unreadableStatus(token, error);
+        }
+      }),
+    );
+    rows.push(...(await findStrayEntries(policy, backend.journal)).map(strayStatus));
+    io.stdout.write(options.json ? `${JSON.stringify(rows, null, 2)}\n` : formatStatus(rows) + skewNote(rows));
+    return rows.some((r) => r.lastError || r.pending.length || r.drift.length) ? EXIT.failed : EXIT.ok;
+  } finally {
+    await sinks.close();
+  }
 }

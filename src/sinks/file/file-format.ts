@@ -1,8 +1,8 @@
 import { parse as parseDotenv } from 'dotenv';
 
 import { SinkError } from '../../errors.js';
-import type { Secret } from '../../secret.js';
-import type { TokenMeta } from '../sink.js';
+import { Secret } from '../../secret.js';
+import type { SinkContent, TokenMeta } from '../sink.js';
 
 export const FILE_FORMATS = ['raw', 'env', 'json'] as const;
 export type FileFormat = (typeof FILE_FORMATS)[number];
@@ -48,11 +48,49 @@ export function renderFile(format: FileFormat, secret: Secret, meta: TokenMeta, 
     case 'env':
       return envLine(envKey, secret.reveal());
     case 'json':
+      // The metadata beside the token is what a lost state is recovered from (newest rotation wins).
       return `${JSON.stringify({
         name: meta.name,
         id: meta.id,
         expiresAt: meta.expiresAt ? meta.expiresAt.toISOString() : null,
+        rotationId: meta.rotationId,
+        rotatedAt: meta.rotatedAt.toISOString(),
         token: secret.reveal(),
       })}\n`;
+  }
+}
+
+/**
+ * What a file holds, read as its format writes it; undefined when it is empty. Content that does not
+ * hold a secret in this format (no key, not JSON) is content without a secret: not ours to adopt.
+ */
+export function parseFileContent(format: FileFormat, text: string, envKey: string): SinkContent | undefined {
+  if (text === '') return undefined;
+  switch (format) {
+    case 'raw':
+      return { secret: new Secret(text) };
+    case 'env': {
+      const value = parseDotenv(text)[envKey];
+      return { secret: value ? new Secret(value) : undefined };
+    }
+    case 'json': {
+      let body: Record<string, unknown>;
+      try {
+        body = JSON.parse(text) as Record<string, unknown>;
+      } catch {
+        return { secret: undefined };
+      }
+      const text_ = (key: string) => (typeof body[key] === 'string' ? (body[key] as string) : undefined);
+      const token = text_('token');
+      return {
+        secret: token ? new Secret(token) : undefined,
+        meta: {
+          ...(text_('id') !== undefined ? { id: text_('id') } : {}),
+          ...(text_('expiresAt') !== undefined || body.expiresAt === null ? { expiresAt: text_('expiresAt') ?? null } : {}),
+          ...(text_('rotationId') !== undefined ? { rotationId: text_('rotationId') } : {}),
+          ...(text_('rotatedAt') !== undefined ? { rotatedAt: text_('rotatedAt') } : {}),
+        },
+      };
+    }
   }
 }

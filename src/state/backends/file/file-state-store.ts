@@ -1,10 +1,11 @@
 import { join } from 'node:path';
 
-import { readRecordFile, type RecordFileKind, writeRecordFile } from './record-file.js';
-import { STATE_VERSION, type StateRecord, stateRecordSchema } from './state-record.js';
-import type { StateStore } from './state-store.js';
+import type { RecordKind } from '../../record-codec.js';
+import { STATE_VERSION, type StateRecord, stateRecordSchema } from '../../state-record.js';
+import type { StateStore } from '../../state-store.js';
+import { readRecordFile, writeRecordFile } from './record-file.js';
 
-const kind: RecordFileKind<StateRecord> = { what: 'state file', version: STATE_VERSION, schema: stateRecordSchema };
+const kind: RecordKind<StateRecord> = { what: 'state file', version: STATE_VERSION, schema: stateRecordSchema };
 
 /**
  * One JSON file per name under `<dir>/tokens/`, 0600 in 0700 folders, each written atomically.

@@ -3,30 +3,14 @@ import { mkdir, readdir, rmdir, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 
-import type { Clock } from '../clock.js';
-import { LockLostError } from '../errors.js';
+import type { Clock } from '../../../clock.js';
+import { LockLostError } from '../../../errors.js';
+import type { HeldLock, LockHolder, NameLocks } from '../../name-locks.js';
 import { createRecord, DEBRIS_NAME, type LockOwner, type LockRecord, readRecord, removeIfUnchanged, touchIfOwned } from './lock-record.js';
 import { currentProcessIdentity, type ProcessIdentity, processIsAlive, sharesPidNamespace } from './process-identity.js';
 
 export type { LockOwner } from './lock-record.js';
 export type { ProcessIdentity } from './process-identity.js';
-
-export interface HeldLock {
-  /**
-   * Throws `LockLostError` unless the lock file still holds this acquisition's nonce (and refreshes
-   * the heartbeat when it does). For right before a step that must not be done by two processes.
-   */
-  assertHeld(): Promise<void>;
-  /** Removes the lock if it is still ours; never another owner's. */
-  release(): Promise<void>;
-}
-
-export type LockResult = { held: HeldLock } | { busy: LockOwner | undefined };
-
-export interface NameLocks {
-  /** Waits up to `waitMs` for the name, taking over a lock whose owner is gone. */
-  acquire(name: string, options: { waitMs: number }): Promise<LockResult>;
-}
 
 export interface LockOptions {
   clock: Clock;
@@ -188,7 +172,7 @@ export function fileNameLocks(dir: string, options: LockOptions): NameLocks {
         if (!current) continue; // released between our two looks
         // A takeover blocked by another process's guard waits like a held lock, never spinning.
         if (abandoned(current) && (await takeOver(file, current.raw))) continue;
-        if (now() >= deadline) return { busy: current.owner };
+        if (now() >= deadline) return { busy: holderOf(current.owner) };
         await sleep(pollMs);
       }
     },
@@ -202,4 +186,9 @@ function lostMessage(name: string, current: LockRecord | undefined): string {
       ? `pid ${current.owner.pid} on ${current.owner.host} has held it since ${current.owner.acquiredAt}`
       : 'its lock file now holds no readable owner';
   return `lost the lock on "${name}": ${holder}; this process stops here, without side effects`;
+}
+
+/** How a lock file's owner reads in a message. */
+function holderOf(owner: LockOwner | undefined): LockHolder | undefined {
+  return owner ? { who: `pid ${owner.pid} on ${owner.host}`, since: owner.acquiredAt } : undefined;
 }

@@ -1,13 +1,14 @@
 import { open, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 
-import { StateError } from '../errors.js';
-import { removeCrashLeftovers } from '../fs/atomic-write.js';
-import type { Journal } from './journal.js';
-import { JOURNAL_VERSION, type JournalEntry, journalEntrySchema } from './journal-entry.js';
-import { readRecordFile, type RecordFileKind, writeRecordFile } from './record-file.js';
+import { StateError } from '../../../errors.js';
+import { removeCrashLeftovers } from '../../../fs/atomic-write.js';
+import type { Journal } from '../../journal.js';
+import { JOURNAL_VERSION, type JournalEntry, journalEntrySchema } from '../../journal-entry.js';
+import type { RecordKind } from '../../record-codec.js';
+import { readRecordFile, writeRecordFile } from './record-file.js';
 
-const kind: RecordFileKind<JournalEntry> = { what: 'journal entry', version: JOURNAL_VERSION, schema: journalEntrySchema };
+const kind: RecordKind<JournalEntry> = { what: 'journal entry', version: JOURNAL_VERSION, schema: journalEntrySchema };
 
 /** `<dir>/journal/<name>.json`, 0600 in 0700 folders, written atomically and fsync'd (file and folder). */
 export function fileJournal(dir: string): Journal {

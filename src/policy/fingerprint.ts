@@ -1,0 +1,20 @@
+import { createHmac, type KeyObject } from 'node:crypto';
+
+import type { Secret } from '../secret.js';
+
+/**
+ * Used when no state key is set. A token is long and random, so even unkeyed its hash reveals
+ * nothing that could be guessed; the key only adds that a fingerprint cannot be checked against a
+ * candidate secret without it.
+ */
+const UNKEYED = Buffer.from('token-rotator sink fingerprint v1', 'utf8');
+
+/**
+ * What the state keeps of a delivered secret: enough to tell whether a sink still holds it, never
+ * enough to recover it. HMAC-SHA-256, keyed by ROTATOR_STATE_KEY when set.
+ */
+export function fingerprintOf(secret: Secret, key: KeyObject | undefined): string {
+  return `hmac-sha256:${createHmac('sha256', key ?? UNKEYED)
+    .update(secret.reveal(), 'utf8')
+    .digest('base64url')}`;
+}

@@ -1,0 +1,86 @@
+import { readFile } from 'node:fs/promises';
+import { relative } from 'node:path';
+
+import { SinkError } from '../../errors.js';
+import { RefusedWriteError, writeFileAtomic } from '../../fs/atomic-write.js';
+import { firstLinkInPath, realLocation } from '../../fs/path-links.js';
+import type { SinkClient } from '../sink.js';
+import { parseFileContent, renderFile } from './file-format.js';
+import type { FileSinkConfig } from './file-sink-config.js';
+
+const describe = (config: FileSinkConfig) => `file ${config.displayPath}`;
+
+/** Files need no connection: one client serves every file sink, and closing it is nothing. */
+export function fileSinkClient(): SinkClient<FileSinkConfig> {
+  return {
+    async write(config, secret, meta, { signal }) {
+      signal?.throwIfAborted();
+      let content: string;
+      try {
+        content = renderFile(config.format, secret, meta, config.envKey);
+      } catch (error) {
+        throw new SinkError(`cannot write ${describe(config)}: ${(error as Error).message}`, { cause: error });
+      }
+      try {
+        const target = await destination(config, 'write');
+        signal?.throwIfAborted();
+        return await writeFileAtomic(target, content, { mode: config.mode });
+      } catch (error) {
+        if ((error as Error)?.name === 'AbortError') throw error;
+        throw new SinkError(`cannot write ${describe(config)}: ${describeFsError(error, config.path)}`, { cause: error });
+      }
+    },
+
+    async read(config, { signal }) {
+      signal?.throwIfAborted();
+      let text: string;
+      try {
+        text = await readFile(await destination(config, 'read'), 'utf8');
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+        throw new SinkError(`cannot read ${describe(config)}: ${describeFsError(error, config.path)}`, { cause: error });
+      }
+      return parseFileContent(config.format, text, config.envKey);
+    },
+
+    async close() {},
+  };
+}
+
+/**
+ * Checked again at every read and write: the path may have changed since the policy was read.
+ * Following links means writing at the real location, so the temporary file and the rename are there.
+ */
+async function destination(config: FileSinkConfig, verb: 'read' | 'write'): Promise<string> {
+  if (config.allowSymlinks) return realLocation(config.path);
+  const link = await firstLinkInPath(config.path);
+  if (link) {
+    throw new RefusedWriteError(
+      `${link.path} is a symbolic link to ${link.target}; refusing to ${verb} through it (set allowSymlinks: true on the sink to follow links)`,
+    );
+  }
+  return config.path;
+}
+
+/** File system errors name the path and the errno, which is what an operator needs to act. */
+function describeFsError(error: unknown, path: string): string {
+  const e = error as NodeJS.ErrnoException;
+  if (e?.code === 'EREFUSED') return e.message;
+  const where = e?.path ? relative(process.cwd(), e.path) || e.path : path;
+  switch (e?.code) {
+    case 'EACCES':
+    case 'EPERM':
+      return `permission denied (${where})`;
+    case 'ENOSPC':
+      return 'no space left on device';
+    case 'ENOTDIR':
+    case 'EEXIST':
+      return `a file is in the way of a folder (${where})`;
+    case 'EROFS':
+      return `read-only file system (${where})`;
+    case 'EISDIR':
+      return `a folder is where the file should be (${where})`;
+    default:
+      return e?.code ? `${e.code} (${where})` : String(e?.message ?? error);
+  }
+}

@@ -1,0 +1,47 @@
+import type { Secret } from '../secret.js';
+import type { SinkClient, SinkContent, SinkOpenContext, SinkType, TokenMeta, WriteResult } from './sink.js';
+
+/**
+ * The sinks of one run: each type's client opened on first use (its module loaded then, not
+ * before), shared by every token, closed once at the end. What rotation talks to.
+ */
+export interface SinkSet<C extends { type: string }> {
+  target(config: C): string;
+  describe(config: C): string;
+  write(config: C, secret: Secret, meta: TokenMeta, options: { signal?: AbortSignal }): Promise<WriteResult>;
+  read(config: C, options: { signal?: AbortSignal }): Promise<SinkContent | undefined>;
+  close(): Promise<void>;
+}
+
+export function openSinkSet<C extends { type: string }>(
+  types: Readonly<Record<string, SinkType<C>>>,
+  context: SinkOpenContext,
+): SinkSet<C> {
+  const clients = new Map<string, Promise<SinkClient<C>>>();
+  const typeOf = (config: C): SinkType<C> => {
+    const type = types[config.type];
+    if (!type) throw new Error(`no sink type ${JSON.stringify(config.type)}`);
+    return type;
+  };
+  const client = (config: C): Promise<SinkClient<C>> => {
+    let opened = clients.get(config.type);
+    if (!opened) {
+      opened = typeOf(config).open(context);
+      // A failure to open (credentials, a module) is tried again by the next token, not cached.
+      opened.catch(() => clients.delete(config.type));
+      clients.set(config.type, opened);
+    }
+    return opened;
+  };
+  return {
+    target: (config) => typeOf(config).target(config),
+    describe: (config) => typeOf(config).describe(config),
+    write: async (config, secret, meta, options) => (await client(config)).write(config, secret, meta, options),
+    read: async (config, options) => (await client(config)).read(config, options),
+    async close() {
+      const opened = await Promise.allSettled([...clients.values()]);
+      clients.clear();
+      await Promise.allSettled(opened.flatMap((o) => (o.status === 'fulfilled' ? [o.value.close()] : [])));
+    },
+  };
+}

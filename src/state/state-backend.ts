@@ -1,0 +1,34 @@
+import type { Clock } from '../clock.js';
+import type { Env } from '../common/env-variables.js';
+import type { Journal } from './journal.js';
+import type { NameLocks } from './name-locks.js';
+import type { StateStore } from './state-store.js';
+
+/**
+ * Where token-rotator keeps what must outlive a run: each name's record (current id, lineage), the
+ * journal of unfinished rotations, and the per-name locks. One backend serves all three, so that a
+ * record, its journal entry and its lock always live side by side.
+ */
+export interface StateBackend {
+  /** Where the state lives, for messages: `file /var/lib/token-rotator`. */
+  describe(): string;
+  state: StateStore;
+  journal: Journal;
+  locks: NameLocks;
+}
+
+/** What a backend may use: nothing of the policy, its settings read from the environment itself. */
+export interface StateBackendContext {
+  /** The state folder, for backends that keep anything on this disk. */
+  dir: string;
+  env: Env;
+  /** This machine's clock: lock times are compared on it. */
+  clock: Clock;
+}
+
+/** A kind of backend, in the registry: opening it loads its code. */
+export interface StateBackendType {
+  /** One line for `--help` and errors. */
+  summary: string;
+  open(context: StateBackendContext): Promise<StateBackend>;
+}
