@@ -2,11 +2,13 @@ import { dirname, resolve } from 'node:path';
 
 import { importClientPrivateKey } from '../auth/private-key.js';
 import { type Env } from '../common/env-variables.js';
+import { checkReferences } from '../common/reference.js';
 import { readEnvironment, readSettings, type Settings } from '../config/env.js';
 import { loadPolicy } from '../config/load-policy.js';
 import type { Policy } from '../config/types.js';
 import { AuthError, ConfigError, type ConfigIssue } from '../errors.js';
 import { type NotificationTarget, resolveTargets } from '../notify/notifier.js';
+import { sinkReferences } from '../sinks/registry.js';
 import { isStateBackendName, stateBackends } from '../state/backends/registry.js';
 import { checkSinkLocations } from './check-sink-locations.js';
 
@@ -93,6 +95,10 @@ export async function checkPolicy(
   if (policy) {
     const notifications = resolveTargets(policy.notifications, context.env, context.cwd);
     issues.push(...notifications.issues);
+    const references = policy.tokens.flatMap((token, t) =>
+      token.sinks.flatMap((sink, s) => sinkReferences(sink).map((r) => ({ ...r, path: `tokens[${t}].sinks[${s}].${r.path}` }))),
+    );
+    issues.push(...checkReferences(references, context.env, context.cwd));
     if (context.settings) {
       issues.push(...checkSinkLocations(policy, { stateDir: context.settings.stateDir, environmentFiles: context.environmentFiles }));
     }

@@ -4,6 +4,7 @@ import { createAccessTokenSource } from '../auth/create-access-token-source.js';
 import type { Clock } from '../clock.js';
 import { formatDuration } from '../common/duration.js';
 import { type Env } from '../common/env-variables.js';
+import { referenceReader } from '../common/reference.js';
 import type { Settings } from '../config/env.js';
 import type { ApiOperation } from '../errors.js';
 import type { Logger } from '../log/logger.js';
@@ -69,6 +70,8 @@ export async function openRotationDeps(
   clock: Clock,
   env: Env = {},
   hooks: DepsHooks = {},
+  /** What relative `*_FILE` paths of referenced credentials are resolved against. */
+  cwd: string = process.cwd(),
 ): Promise<OpenedDeps> {
   const auth = createAccessTokenSource(settings.auth, { clock, timeoutMs: settings.httpTimeoutMs });
   if (settings.auth.kind === 'static' && settings.auth.accessToken.reveal().startsWith('xapt-') && !settings.orgId) {
@@ -97,7 +100,7 @@ export async function openRotationDeps(
   });
   // Lock times are this machine's: the backend gets its own clock, not the service's.
   const backend = await openStateBackend(settings.stateBackend as StateBackendName, { dir: settings.stateDir, env, clock });
-  const sinks = openSinkSet(sinkTypes, { logger, env });
+  const sinks = openSinkSet(sinkTypes, { logger, env, reference: referenceReader(env, cwd) });
   const failpoint = failpointFrom(env);
   const deps: RotationDeps = {
     api,

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -67,6 +67,11 @@ async function main(): Promise<void> {
       { mode: 0o600 },
     );
     const args = ['--config', 'rotation.yaml', '--dotenv', 'rotator.env'];
+    // The tokens that are not due are already deployed, as they would be: their first run adopts them.
+    await mkdir(join(dir, 'secrets'), { recursive: true, mode: 0o700 });
+    const secretOf = (id: string) => emulator.store.get(id)!.secret;
+    await writeFile(join(dir, 'secrets/query-dashboard.env'), `AXIOM_TOKEN=${secretOf('dash-001')}\n`, { mode: 0o600 });
+    await writeFile(join(dir, 'secrets/legacy-export.token'), secretOf('legacy-001'), { mode: 0o600 });
 
     process.stdout.write(`token-rotator demo in ${dir}\nemulator: ${emulator.apiUrl} (OAuth issuer ${emulator.issuer})\n\n`);
     process.stdout.write('$ token-rotator once --config rotation.yaml --dotenv rotator.env\n');
@@ -87,9 +92,17 @@ async function main(): Promise<void> {
     process.stdout.write('\n$ token-rotator once   # again: nothing is due any more\n');
     const second = await runCli(['once', ...args], dir);
     process.stdout.write(second.stdout);
+
+    process.stdout.write('\n$ rm secrets/query-dashboard.env   # a pod restart emptied the volume\n$ token-rotator once\n');
+    await rm(join(dir, 'secrets/query-dashboard.env'));
+    const third = await runCli(['once', ...args], dir);
+    process.stdout.write(third.stdout);
+
     const regenerates = emulator.requests.filter((r) => r.op === 'regenerate').length;
-    process.stdout.write(`\nregenerate requests the service received: ${regenerates}; exit codes: ${first.code}, ${second.code}\n`);
-    process.exitCode = first.code || second.code;
+    process.stdout.write(
+      `\nregenerate requests the service received: ${regenerates}; exit codes: ${first.code}, ${second.code}, ${third.code}\n`,
+    );
+    process.exitCode = first.code || second.code || third.code;
   } finally {
     await emulator.close();
     if (keep) process.stdout.write(`kept ${dir}\n`);

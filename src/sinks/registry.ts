@@ -1,3 +1,4 @@
+import type { Reference } from '../common/reference.js';
 import { fileSinkType } from './file/file-sink.js';
 import type { FileSinkConfig } from './file/file-sink-config.js';
 import type { SinkType } from './sink.js';
@@ -31,4 +32,9 @@ export function describeSink(config: SinkConfig): string {
 /** The real local location of a sink's destination; undefined for sink types that write elsewhere. */
 export function sinkLocalPath(config: SinkConfig): string | undefined {
   return typeOf(config).localPath?.(config);
+}
+
+/** The credentials a sink takes by reference, with paths relative to the sink. */
+export function sinkReferences(config: SinkConfig): Reference[] {
+  return typeOf(config).references?.(config) ?? [];
 }

@@ -1,4 +1,5 @@
 import type { Env } from '../common/env-variables.js';
+import type { Reference } from '../common/reference.js';
 import type { ConfigIssue } from '../errors.js';
 import type { WriteResult } from '../fs/atomic-write.js';
 import type { Logger } from '../log/logger.js';
@@ -48,6 +49,8 @@ export type SinkParseResult<C> = { ok: true; config: C } | { ok: false; issues: 
 export interface SinkOpenContext {
   logger: Logger;
   env: Env;
+  /** The value of a referenced variable (`NAME`, or the file `NAME_FILE` names); undefined when not set. */
+  reference(variable: string): Secret | undefined;
 }
 
 /**
@@ -67,6 +70,11 @@ export interface SinkType<C extends { type: string }> {
    * the local file system; used to keep sinks off the files the tool itself depends on.
    */
   localPath?(config: C): string;
+  /**
+   * The environment variables a config takes credentials from (`…From` fields), each with its path
+   * relative to the sink: checked to be set before any network call, like every other problem.
+   */
+  references?(config: C): Reference[];
   /** One client per run, shared by every token with a sink of this type. */
   open(context: SinkOpenContext): Promise<SinkClient<C>>;
 }

@@ -6,7 +6,7 @@ import { captureLog } from './rotator-client.js';
 
 /** One file sink config bound to a client of the real type, as a run would open it. */
 export function boundFileSink(config: FileSinkConfig) {
-  const client = fileSinkType.open({ logger: captureLog().logger, env: {} });
+  const client = fileSinkType.open({ logger: captureLog().logger, env: {}, reference: () => undefined });
   return {
     write: async (secret: Secret, meta: TokenMeta, options: { signal?: AbortSignal } = {}) =>
       (await client).write(config, secret, meta, options),

@@ -13,7 +13,7 @@ export async function onceCommand(options: GlobalOptions & { json?: boolean }, i
   const { settings, policy, notificationTargets } = await loadRuntime(options, io);
   const logger = createLogger({ level: settings.logLevel });
   warnAboutUnsafeSettings(settings, io.env, logger);
-  const opened = await openRotationDeps(settings, logger, systemClock, io.env);
+  const opened = await openRotationDeps(settings, logger, systemClock, io.env, {}, io.cwd);
   const outcomes = await runOnce(policy, opened.deps, { concurrency: settings.concurrency }).finally(() => opened.close());
   const notify = createNotifier(notificationTargets, logger);
   await Promise.all(outcomes.map((o) => notify(o, systemClock.now())));

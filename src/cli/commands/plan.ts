@@ -17,7 +17,7 @@ function formatPlan(entries: PlanEntry[]): string {
 export async function planCommand(options: GlobalOptions & { json?: boolean }, io: CliIo): Promise<number> {
   const { settings, policy } = await loadRuntime(options, io);
   const logger = createLogger({ level: settings.logLevel });
-  const opened = await openRotationDeps(settings, logger, systemClock, io.env);
+  const opened = await openRotationDeps(settings, logger, systemClock, io.env, {}, io.cwd);
   const entries = await planAll(policy, opened.deps, { concurrency: settings.concurrency }).finally(() => opened.close());
   io.stdout.write(options.json ? `${JSON.stringify(entries, null, 2)}\n` : formatPlan(entries));
   return entries.some((e) => e.action === 'error') ? EXIT.failed : EXIT.ok;

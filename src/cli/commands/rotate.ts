@@ -77,7 +77,7 @@ export async function rotateCommand(given: string[], options: RotateCommandOptio
 
   const logger = createLogger({ level: settings.logLevel });
   warnAboutUnsafeSettings(settings, io.env, logger);
-  const opened = await openRotationDeps(settings, logger, systemClock, io.env);
+  const opened = await openRotationDeps(settings, logger, systemClock, io.env, {}, io.cwd);
   const { deps } = opened;
   logger.warn({ tokens: names, reason, overlapMs: overlapMs ?? null }, 'emergency rotation requested');
   const notify = createNotifier(notificationTargets, logger);

@@ -1,6 +1,7 @@
 import { describeSkew, SKEW_WARNING_MS } from '../../api/service-clock.js';
 import { systemClock } from '../../clock.js';
 import { formatDuration } from '../../common/duration.js';
+import { referenceReader } from '../../common/reference.js';
 import { createLogger } from '../../log/logger.js';
 import { assessSinks, describeDrift } from '../../policy/sink-drift.js';
 import { snapshotSinks } from '../../rotation/assess-token.js';
@@ -50,7 +51,11 @@ export async function statusCommand(options: GlobalOptions & { json?: boolean },
     env: io.env,
     clock: systemClock,
   });
-  const sinks = openSinkSet(sinkTypes, { logger: createLogger({ level: settings.logLevel }), env: io.env });
+  const sinks = openSinkSet(sinkTypes, {
+    logger: createLogger({ level: settings.logLevel }),
+    env: io.env,
+    reference: referenceReader(io.env, io.cwd),
+  });
   const now = systemClock.now();
   try {
     const rows = await Promise.all(

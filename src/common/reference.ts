@@ -1,0 +1,38 @@
+import { z } from 'zod';
+
+import type { ConfigIssue } from '../errors.js';
+import { Secret } from '../secret.js';
+import { type Env, readVariable } from './env-variables.js';
+
+/**
+ * A credential given by reference: the name of an environment variable (or of `NAME_FILE`, a file
+ * holding it) rather than its value, which never belongs in a policy file. How sinks take
+ * credentials, and notifications their URL, so that a new sink never grows the environment parser.
+ */
+export interface Reference {
+  /** Where the reference is written, for messages: `tokens[0].sinks[1].tokenFrom`. */
+  path: string;
+  variable: string;
+}
+
+/** The name of an environment variable, as a `…From` field takes it. */
+export const variableNameSchema = z
+  .string()
+  .regex(/^[A-Z_][A-Z0-9_]*$/, 'must be the name of an environment variable (capitals, digits, _), such as VAULT_TOKEN');
+
+/** Each reference that is not set (neither NAME nor NAME_FILE) or cannot be read, as a problem with its path. */
+export function checkReferences(references: readonly Reference[], env: Env, cwd: string): ConfigIssue[] {
+  return references.flatMap(({ path, variable }) => {
+    const read = readVariable(env, variable, cwd);
+    if ('issue' in read) return [read.issue];
+    return read.value ? [] : [{ path, message: `${variable} (or ${variable}_FILE) is not set` }];
+  });
+}
+
+/** Reads references for a client: the value as a Secret, or undefined when not set. */
+export function referenceReader(env: Env, cwd: string): (variable: string) => Secret | undefined {
+  return (variable) => {
+    const read = readVariable(env, variable, cwd);
+    return 'value' in read && read.value ? new Secret(read.value) : undefined;
+  };
+}
