@@ -81,8 +81,13 @@ async function endOne(ctx: RotationContext, id: string, deadline: Date): Promise
   } catch (error) {
     if (!(error instanceof RegenerateOutcomeUnknownError))
       return { id, result: 'still-alive', expiresAt: iso(current.expiresAt), error: errorSummary(error).message };
-    // Whether it took effect shows on the token itself.
-    const after = await deps.api.retrieve(id, { signal: ctx.signal }).catch(() => undefined);
+    // Whether it took effect shows on the token itself: ended by now it may well be gone already.
+    let after;
+    try {
+      after = await deps.api.retrieve(id, { signal: ctx.signal });
+    } catch (lookup) {
+      if (lookup instanceof ApiError && lookup.status === 404) return { id, result: 'ended', expiresAt: iso(deadline) };
+    }
     if (after && after.expiresAt !== null && after.expiresAt.getTime() <= deadline.getTime() + 1000)
       return { id, result: 'ended', expiresAt: iso(after.expiresAt) };
     return { id, result: 'still-alive', expiresAt: iso(after?.expiresAt ?? current.expiresAt), error: errorSummary(error).message };

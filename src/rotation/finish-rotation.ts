@@ -1,4 +1,4 @@
-import { StateError } from '../errors.js';
+import { LockLostError, StateError } from '../errors.js';
 import { fingerprintOf } from '../policy/fingerprint.js';
 import type { Secret } from '../secret.js';
 import { rotationIdOf, type StagedEntry } from '../state/journal-entry.js';
@@ -62,14 +62,19 @@ export async function deliverStaged(
       continue;
     }
     try {
+      // A holder stopped long enough to lose the name must not write over what the new holder delivers.
+      await ctx.lock.assertHeld();
       const result = await deps.sinks.write(config, secret, meta, { signal: ctx.signal });
       delivered.add(target);
-      if (journal === 'durable') await deps.journal.write({ ...entry, delivered: [...delivered] });
+      if (journal === 'durable') {
+        await ctx.lock.assertHeld();
+        await deps.journal.write({ ...entry, delivered: [...delivered] });
+      }
       sinks.push({ sink, result });
       log.info({ step: 'delivered', id: staged.newId, sink, result }, 'delivered');
       deps.failpoint?.('delivered');
     } catch (error) {
-      if (error instanceof SimulatedCrash) throw error;
+      if (error instanceof SimulatedCrash || error instanceof LockLostError) throw error;
       sinks.push({ sink, result: 'failed', error: errorSummary(error).message });
       log.error(
         { step: 'delivered', id: staged.newId, sink, err: error },
@@ -88,8 +93,10 @@ export async function deliverStaged(
 export async function commitRotation(ctx: RotationContext, entry: StagedEntry, record: StateRecord, secret: Secret): Promise<void> {
   const { deps, policy, log } = ctx;
   await ctx.lock.assertHeld();
-  // A crash after this write and before the erase leaves an entry whose commit is already done.
-  if (record.currentId !== entry.staged.newId) await deps.state.write(committedRecord(ctx, entry, record, secret));
+  // A crash after this write and before the erase leaves an entry whose commit is already done: the
+  // stored record says so, not the one this run resolved (which sinks' metadata may have supplied).
+  const stored = await deps.state.read(policy.name);
+  if (stored?.currentId !== entry.staged.newId) await deps.state.write(committedRecord(ctx, entry, record, secret));
   deps.failpoint?.('committed');
   await deps.journal.erase(policy.name);
   log.info({ step: 'committed', oldId: entry.oldId, newId: entry.staged.newId }, 'committed');

@@ -160,16 +160,22 @@ function intentWasCommitted(record: StateRecord, entry: IntentEntry): boolean {
 
 async function rotateLocked(ctx: RotationContext, options: RotateOptions): Promise<TokenOutcome> {
   const { deps, policy, log } = ctx;
-  const [existing, snapshot] = await Promise.all([deps.state.read(policy.name), snapshotSinks(policy, deps, ctx.signal)]);
-  let lineage = lineageFor(policy, existing, snapshot, deps.clock.now());
+  await deps.journal.removeLeftovers(policy.name);
+  const [existing, snapshot, unfinished] = await Promise.all([
+    deps.state.read(policy.name),
+    snapshotSinks(policy, deps, ctx.signal),
+    deps.journal.read(policy.name),
+  ]);
+  let entry = unfinished;
+  // An unfinished rotation may have written some sinks already: what they say is not yet the
+  // truth of the state, so with a journal entry the lineage is never recovered from them.
+  let lineage = lineageFor(policy, existing, entry ? { ...snapshot, metas: [] } : snapshot, deps.clock.now());
   if (lineage.adopted === 'recovered') {
     log.warn(
       { step: 'check', id: lineage.record.currentId, policyId: policy.id },
       "no state record for this name: its current id comes from the sinks' metadata (the newest rotation they know of)",
     );
   }
-  await deps.journal.removeLeftovers(policy.name);
-  let entry = await deps.journal.read(policy.name);
 
   if (entry?.phase === 'held') {
     if (!options.heldId) {
@@ -284,14 +290,14 @@ async function rotateLocked(ctx: RotationContext, options: RotateOptions): Promi
     const result = await deliverUnjournalled(ctx, regenerated.entry, regenerated.secret, regenerated.cause, record);
     outcome = {
       // Nothing stays staged for a next run to deliver: `pending` would promise what cannot happen.
-      ...rotatedOutcome(ctx, regenerated.entry, result.sinks, [], decision.check, reason, token),
+      ...rotatedOutcome(ctx, regenerated.entry, result.sinks, [], decision.check, regenerated.entry.reason, token),
       action: 'failed',
       error: { code: StagingFailedError.code, message: result.message },
       ...found,
     };
   } else {
     const { sinks, pending } = await finishRotation(ctx, regenerated.entry, record, regenerated.secret);
-    outcome = { ...rotatedOutcome(ctx, regenerated.entry, sinks, pending, decision.check, reason, token), ...found };
+    outcome = { ...rotatedOutcome(ctx, regenerated.entry, sinks, pending, decision.check, regenerated.entry.reason, token), ...found };
   }
   if (!options.force) return outcome;
   // The leaked credential may be one replaced earlier and still inside its own overlap.

@@ -1,3 +1,4 @@
+import { LockLostError } from '../errors.js';
 import type { Secret } from '../secret.js';
 import type { StagedEntry } from '../state/journal-entry.js';
 import type { StateRecord } from '../state/state-record.js';
@@ -29,8 +30,16 @@ export async function deliverUnjournalled(
   const { deps, policy, log } = ctx;
   const { newId } = entry.staged;
   const why = errorSummary(cause).message;
-  const result = await deliverStaged(ctx, entry, secret, 'unavailable');
   const orphan = { oldId: entry.oldId, newId, regeneratedAt: entry.startedAt, oldTokenWorksUntil: entry.existingTokenExpiresAt };
+  let result;
+  try {
+    result = await deliverStaged(ctx, entry, secret, 'unavailable');
+  } catch (error) {
+    // The name's new holder owns every sink now: this secret, journalled nowhere, is lost.
+    if (error instanceof LockLostError)
+      reportOrphan(ctx, orphan, 'this process lost its lock on the name while delivering a secret it could not journal');
+    throw error;
+  }
 
   if (result.pending.length > 0) {
     const reached = result.sinks.filter((s) => s.result !== 'failed').map((s) => s.sink);

@@ -11,7 +11,10 @@ describe('credentials by reference', () => {
     const dir = await makeTempDir();
     await writeFile(join(dir, 'token'), 'from-a-file\n');
     const env = { SET: 'value', BOTH: 'x', BOTH_FILE: 'token', VIA_FILE_FILE: 'token', BROKEN_FILE: 'nope' };
-    const references = ['SET', 'VIA_FILE', 'MISSING', 'BOTH', 'BROKEN'].map((variable, i) => ({ path: `tokens[0].sinks[${i}].tokenFrom`, variable }));
+    const references = ['SET', 'VIA_FILE', 'MISSING', 'BOTH', 'BROKEN'].map((variable, i) => ({
+      path: `tokens[0].sinks[${i}].tokenFrom`,
+      variable,
+    }));
     expect(checkReferences(references, env, dir)).toEqual([
       { path: 'tokens[0].sinks[2].tokenFrom', message: 'MISSING (or MISSING_FILE) is not set' },
       { path: 'env.BOTH_FILE', message: 'both BOTH and BOTH_FILE are set; set one' },
