@@ -5,7 +5,7 @@ import { type GlobalOptions, loadRuntime } from '../load-runtime.js';
 
 /** Policy and environment checks, no network: exit 0, or 2 with every problem listed. */
 export async function validateCommand(options: GlobalOptions, io: CliIo): Promise<number> {
-  const { settings, policy } = await loadRuntime(options, io);
+  const { settings, policy, env } = await loadRuntime(options, io);
   const sinks = policy.tokens.reduce((n, t) => n + t.sinks.length, 0);
   const auth =
     settings.auth.kind === 'static'
@@ -14,7 +14,7 @@ export async function validateCommand(options: GlobalOptions, io: CliIo): Promis
   io.stdout.write(
     `policy ${relative(io.cwd, policy.file) || policy.file}: ${policy.tokens.length} token(s), ${sinks} sink(s)\n` +
       `service ${settings.apiUrl.href}; ${auth}\n` +
-      `state ${settings.stateDir}\n`,
+      `state ${settings.stateBackend} ${settings.stateDir}${env.ROTATOR_STATE_DIR ? '' : ' (beside the policy file)'}\n`,
   );
   return EXIT.ok;
 }
