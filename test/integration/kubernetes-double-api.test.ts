@@ -1,0 +1,407 @@
+import { request } from 'node:https';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { type KubernetesDouble, startKubernetesDouble } from '../../src/emulator/kubernetes/index.js';
+
+type Json = Record<string, unknown>;
+
+const b64 = (text: string) => Buffer.from(text).toString('base64');
+const APPLY = 'application/apply-patch+yaml';
+const JSON_TYPE = 'application/json';
+
+/** The double's wire protocol, call by call, as token-rotator's client (or any other) meets it. */
+describe('Kubernetes API double, raw API', () => {
+  let double: KubernetesDouble;
+
+  beforeAll(async () => {
+    double = await startKubernetesDouble({ namespaces: ['ci'] });
+  });
+  afterAll(async () => {
+    await double?.close();
+  });
+
+  async function api(method: string, path: string, body?: unknown, contentType = JSON_TYPE, headers: Record<string, string> = {}) {
+    const response = await fetch(`${double.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${double.token}`, ...(body !== undefined ? { 'content-type': contentType } : {}), ...headers },
+      ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
+    });
+    return { status: response.status, body: (await response.json()) as Json, headers: response.headers };
+  }
+
+  const secrets = '/api/v1/namespaces/default/secrets';
+  const leases = '/apis/coordination.k8s.io/v1/namespaces/default/leases';
+  const deployments = '/apis/apps/v1/namespaces/default/deployments';
+  const meta = (object: Json) => object.metadata as Json;
+  const secret = (name: string, extra: Json = {}) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, ...extra });
+  const fieldsOf = (object: Json, manager: string) =>
+    (meta(object).managedFields as Json[]).find((e) => e.manager === manager)?.fieldsV1 as Json | undefined;
+
+  it('creates with server-side apply, keeps the resourceVersion when an apply changes nothing, and gives a seeded object its first owner', async () => {
+    const created = await api(
+      'PATCH',
+      `${secrets}/applied?fieldManager=token-rotator`,
+      secret('applied', { data: { token: b64('t1') } }),
+      APPLY,
+    );
+    expect(created.status).toBe(201);
+    expect(meta(created.body)).toMatchObject({
+      name: 'applied',
+      namespace: 'default',
+      uid: expect.any(String),
+      resourceVersion: expect.any(String),
+    });
+    const again = await api(
+      'PATCH',
+      `${secrets}/applied?fieldManager=token-rotator`,
+      secret('applied', { data: { token: b64('t1') } }),
+      APPLY,
+    );
+    expect(again.status).toBe(200);
+    expect(meta(again.body).resourceVersion).toBe(meta(created.body).resourceVersion);
+    expect(meta(again.body).managedFields).toEqual(meta(created.body).managedFields);
+
+    // Seeded without managedFields, as an object from before field management: the first apply
+    // records the fields it found as `before-first-apply`'s, and changing one of them conflicts.
+    double.objects.put(secret('seeded', { metadata: { name: 'seeded', labels: { owner: 'ops' } }, data: { key: b64('old') } }));
+    const conflicting = await api(
+      'PATCH',
+      `${secrets}/seeded?fieldManager=token-rotator`,
+      secret('seeded', { data: { key: b64('new') } }),
+      APPLY,
+    );
+    expect(conflicting.status).toBe(409);
+    expect(conflicting.body.message).toBe('Apply failed with 1 conflict: conflict with "before-first-apply" using v1: .data.key');
+    const added = await api(
+      'PATCH',
+      `${secrets}/seeded?fieldManager=token-rotator`,
+      secret('seeded', { data: { token: b64('t') } }),
+      APPLY,
+    );
+    expect(fieldsOf(added.body, 'before-first-apply')).toEqual({
+      'f:data': { '.': {}, 'f:key': {} },
+      'f:metadata': { 'f:labels': { '.': {}, 'f:owner': {} } },
+      'f:type': {},
+    });
+    expect(fieldsOf(added.body, 'token-rotator')).toEqual({ 'f:data': { 'f:token': {} } });
+  });
+
+  it('takes stringData in an apply as the real server does: folded into data, owned as stringData', async () => {
+    const applied = await api(
+      'PATCH',
+      `${secrets}/string-data?fieldManager=token-rotator`,
+      secret('string-data', { stringData: { token: 'plain' } }),
+      APPLY,
+    );
+    expect(applied.status).toBe(201);
+    expect(applied.body.data).toEqual({ token: b64('plain') });
+    expect(applied.body.stringData).toBeUndefined();
+    expect(fieldsOf(applied.body, 'token-rotator')).toEqual({ 'f:stringData': { 'f:token': {} } });
+    expect(double.objects.get('secrets', 'default', 'string-data')!.stringData).toBeUndefined();
+  });
+
+  it('lets a PUT create a Lease, but an update must name the resourceVersion it replaces; MicroTimes are checked', async () => {
+    const lease = (holder: string, resourceVersion?: string) => ({
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: 'lock', ...(resourceVersion ? { resourceVersion } : {}) },
+      spec: { holderIdentity: holder, leaseDurationSeconds: 15, renewTime: '2025-03-01T08:00:00.000001-01:00' },
+    });
+    const created = await api('PUT', `${leases}/lock`, lease('a'));
+    expect(created.status).toBe(201);
+    expect((created.body.spec as Json).renewTime).toBe('2025-03-01T09:00:00.000001Z');
+    const unconditional = await api('PUT', `${leases}/lock`, lease('b'));
+    expect(unconditional.status).toBe(422);
+    expect(unconditional.body).toMatchObject({
+      reason: 'Invalid',
+      message: 'leases.coordination.k8s.io "lock" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update',
+      details: { name: 'lock', group: 'coordination.k8s.io', kind: 'leases' },
+    });
+    const taken = await api('PUT', `${leases}/lock`, lease('b', meta(created.body).resourceVersion as string));
+    expect(taken.status).toBe(200);
+    expect((await api('PUT', `${leases}/lock`, lease('c', meta(created.body).resourceVersion as string))).status).toBe(409);
+
+    const badTime = await api('POST', leases, { ...lease('x'), metadata: { name: 'bad' }, spec: { renewTime: '2025-03-01T08:00:00Z' } });
+    expect(badTime.status).toBe(400);
+    expect(badTime.body.message).toBe(
+      'Lease in version "v1" cannot be handled as a Lease: parsing time "2025-03-01T08:00:00Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "Z" as ".000000"',
+    );
+    const negative = await api('POST', leases, { ...lease('x'), metadata: { name: 'negative' }, spec: { leaseDurationSeconds: 0 } });
+    expect(negative.body.message).toBe(
+      'Lease.coordination.k8s.io "negative" is invalid: spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0',
+    );
+  });
+
+  it('validates Secrets as the API server does', async () => {
+    expect((await api('POST', secrets, secret('typed', { type: 'kubernetes.io/basic-auth', data: { username: b64('u') } }))).status).toBe(
+      201,
+    );
+    const retyped = await api('PUT', `${secrets}/typed`, secret('typed', { type: 'Opaque', data: { username: b64('u') } }));
+    expect(retyped.body).toMatchObject({
+      code: 422,
+      reason: 'Invalid',
+      message: 'Secret "typed" is invalid: type: Invalid value: "Opaque": field is immutable',
+      details: {
+        name: 'typed',
+        kind: 'Secret',
+        causes: [{ reason: 'FieldValueInvalid', message: 'Invalid value: "Opaque": field is immutable', field: 'type' }],
+      },
+    });
+    const badBase64 = await api('POST', secrets, secret('bad', { data: { key: 'not base64!' } }));
+    expect(badBase64).toMatchObject({
+      status: 400,
+      body: { reason: 'BadRequest', message: 'Secret in version "v1" cannot be handled as a Secret: illegal base64 data at input byte 3' },
+    });
+    const badKey = await api('POST', secrets, secret('bad', { data: { 'a/b': b64('x') } }));
+    expect(badKey.status).toBe(422);
+    expect((badKey.body.details as Json).causes).toEqual([
+      {
+        reason: 'FieldValueInvalid',
+        message:
+          "Invalid value: \"a/b\": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')",
+        field: 'data[a/b]',
+      },
+    ]);
+    expect((await api('POST', secrets, secret('typed'))).body).toMatchObject({
+      code: 409,
+      reason: 'AlreadyExists',
+      message: 'secrets "typed" already exists',
+    });
+    expect((await api('POST', '/api/v1/namespaces/absent/secrets', secret('x'))).body).toMatchObject({
+      code: 404,
+      message: 'namespaces "absent" not found',
+    });
+
+    const strict = await api('POST', `${secrets}?fieldValidation=Strict`, { ...secret('strict'), extra: true });
+    expect(strict.body).toMatchObject({
+      code: 400,
+      message: 'Secret in version "v1" cannot be handled as a Secret: strict decoding error: unknown field "extra"',
+    });
+    const warned = await api('POST', secrets, { ...secret('warned'), extra: true });
+    expect(warned.status).toBe(201);
+    expect(warned.headers.get('warning')).toBe('299 - "unknown field \\"extra\\""');
+    expect(warned.body.extra).toBeUndefined();
+  });
+
+  it('applies the four patch types, and refuses what the real server refuses', async () => {
+    await api('POST', secrets, secret('patched', { metadata: { name: 'patched', labels: { a: '1', b: '2' } }, data: { x: b64('x') } }));
+    const merged = await api('PATCH', `${secrets}/patched`, { metadata: { labels: { a: null, c: '3' } } }, 'application/merge-patch+json');
+    expect(meta(merged.body).labels).toEqual({ b: '2', c: '3' });
+    const jsonPatched = await api(
+      'PATCH',
+      `${secrets}/patched`,
+      [
+        { op: 'test', path: '/metadata/labels/b', value: '2' },
+        { op: 'add', path: '/data/y', value: b64('y') },
+        { op: 'remove', path: '/data/x' },
+      ],
+      'application/json-patch+json',
+    );
+    expect(jsonPatched.body.data).toEqual({ y: b64('y') });
+    const failedTest = await api(
+      'PATCH',
+      `${secrets}/patched`,
+      [{ op: 'test', path: '/data/y', value: 'nope' }],
+      'application/json-patch+json',
+    );
+    expect(failedTest).toMatchObject({
+      status: 422,
+      body: { reason: 'Invalid', message: 'the server rejected our request due to an error in our request' },
+    });
+    const noManager = await api('PATCH', `${secrets}/patched`, secret('patched'), APPLY);
+    expect(noManager.body).toMatchObject({
+      code: 422,
+      message: 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch',
+    });
+    expect((await api('PATCH', `${secrets}/patched?force=true`, {}, 'application/merge-patch+json')).body).toMatchObject({
+      code: 422,
+      message: 'PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch',
+    });
+    expect((await api('PATCH', `${secrets}/patched`, {}, 'text/plain')).body).toMatchObject({
+      code: 415,
+      reason: 'UnsupportedMediaType',
+      message:
+        'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml',
+    });
+    expect((await api('PATCH', `${secrets}/absent`, {}, 'application/merge-patch+json')).body).toMatchObject({
+      code: 404,
+      message: 'secrets "absent" not found',
+    });
+    const renamed = await api('PATCH', `${secrets}/patched`, { metadata: { name: 'other' } }, 'application/merge-patch+json');
+    expect(renamed.body).toMatchObject({
+      code: 400,
+      message: 'the name of the object (other) does not match the name on the URL (patched)',
+    });
+    expect((await api('POST', `${secrets}/patched`, secret('patched'))).body).toEqual({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'the server does not allow this method on the requested resource',
+      reason: 'MethodNotAllowed',
+      details: {},
+      code: 405,
+    });
+    // Every write but the refused ones went to the stored object, each with a new resourceVersion.
+    expect(Number(meta(jsonPatched.body).resourceVersion)).toBeGreaterThan(Number(meta(merged.body).resourceVersion));
+  });
+
+  it('deletes with preconditions, answers a Status, and lets finalizers hold an object', async () => {
+    const created = (await api('POST', secrets, secret('doomed'))).body;
+    const wrongUid = await api('DELETE', `${secrets}/doomed`, { preconditions: { uid: 'not-the-uid' } });
+    expect(wrongUid.body).toMatchObject({
+      code: 409,
+      reason: 'Conflict',
+      message: `Operation cannot be fulfilled on secrets "doomed": Precondition failed: UID in precondition: not-the-uid, UID in object meta: ${String(meta(created).uid)}`,
+    });
+    const deleted = await api('DELETE', `${secrets}/doomed`, { preconditions: { resourceVersion: meta(created).resourceVersion } });
+    expect(deleted).toMatchObject({
+      status: 200,
+      body: {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Success',
+        details: { name: 'doomed', kind: 'secrets', uid: meta(created).uid },
+      },
+    });
+    expect((await api('GET', `${secrets}/doomed`)).status).toBe(404);
+
+    await api('POST', secrets, secret('held', { metadata: { name: 'held', finalizers: ['example.com/cleanup'] } }));
+    const marked = await api('DELETE', `${secrets}/held`);
+    expect(meta(marked.body).deletionTimestamp).toEqual(expect.any(String));
+    expect((await api('GET', `${secrets}/held`)).status).toBe(200);
+    await api('PATCH', `${secrets}/held`, { metadata: { finalizers: null } }, 'application/merge-patch+json');
+    expect((await api('GET', `${secrets}/held`)).status).toBe(404);
+  });
+
+  it('counts generations of workloads, keeps their status, and defaults them', async () => {
+    const deployment = (replicas: number, annotations: Json = {}) => ({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'api', annotations },
+      spec: {
+        replicas,
+        selector: { matchLabels: { app: 'api' } },
+        template: {
+          metadata: { labels: { app: 'api' } },
+          spec: { containers: [{ name: 'api', image: 'example/api:1', ports: [{ containerPort: 80 }] }] },
+        },
+      },
+      status: { replicas: 99 },
+    });
+    const created = await api('PATCH', `${deployments}/api?fieldManager=ci`, deployment(1), APPLY);
+    expect(created.status).toBe(201);
+    expect(meta(created.body).generation).toBe(1);
+    expect(created.body.status).toEqual({});
+    expect(created.body.spec).toMatchObject({
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } },
+      revisionHistoryLimit: 10,
+    });
+    const container = ((((created.body.spec as Json).template as Json).spec as Json).containers as Json[])[0]!;
+    expect(container).toMatchObject({ imagePullPolicy: 'IfNotPresent', ports: [{ containerPort: 80, protocol: 'TCP' }] });
+    expect(fieldsOf(created.body, 'ci')).not.toHaveProperty('f:status');
+
+    const paused = await api('PATCH', `${deployments}/api`, { spec: { paused: true } }, 'application/strategic-merge-patch+json');
+    expect(meta(paused.body).generation).toBe(2);
+    expect((paused.body.spec as Json).paused).toBe(true);
+    const annotated = await api(
+      'PATCH',
+      `${deployments}/api`,
+      { metadata: { annotations: { note: 'x' } } },
+      'application/merge-patch+json',
+    );
+    expect(meta(annotated.body).generation).toBe(3);
+    const relabelled = await api('PATCH', `${deployments}/api`, { metadata: { labels: { extra: 'y' } } }, 'application/merge-patch+json');
+    expect(meta(relabelled.body).generation).toBe(3);
+
+    const moved = await api(
+      'PATCH',
+      `${deployments}/api`,
+      { spec: { selector: { matchLabels: { app: 'other' } } } },
+      'application/merge-patch+json',
+    );
+    expect(moved.status).toBe(422);
+    expect(((moved.body.details as Json).causes as Json[]).map((c) => c.field)).toEqual(['spec.selector', 'spec.template.metadata.labels']);
+  });
+
+  it('serves discovery in both forms, and OpenAPI v3 that tells kubectl the server validates fields', async () => {
+    const aggregated = await api('GET', '/apis', undefined, JSON_TYPE, {
+      accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json',
+    });
+    expect(aggregated.headers.get('content-type')).toBe('application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList');
+    const apps = (aggregated.body.items as Json[]).find((i) => meta(i).name === 'apps')!;
+    const resources = ((apps.versions as Json[])[0]!.resources as Json[]).map((r) => [r.resource, r.shortNames, r.scope]);
+    expect(resources).toEqual([
+      ['daemonsets', ['ds'], 'Namespaced'],
+      ['deployments', ['deploy'], 'Namespaced'],
+      ['statefulsets', ['sts'], 'Namespaced'],
+    ]);
+
+    expect((await api('GET', '/apis')).body).toMatchObject({
+      kind: 'APIGroupList',
+      groups: [
+        { name: 'apps' },
+        { name: 'coordination.k8s.io', preferredVersion: { groupVersion: 'coordination.k8s.io/v1', version: 'v1' } },
+      ],
+    });
+    const core = (await api('GET', '/api/v1')).body;
+    expect(core).not.toHaveProperty('apiVersion');
+    expect((core.resources as Json[]).map((r) => [r.name, r.namespaced, r.verbs])).toEqual([
+      ['namespaces', false, ['get', 'list']],
+      ['secrets', true, ['create', 'delete', 'get', 'list', 'patch', 'update']],
+    ]);
+
+    const root = (await api('GET', '/openapi/v3')).body.paths as Record<string, { serverRelativeURL: string }>;
+    expect(Object.keys(root)).toEqual(['api/v1', 'apis/apps/v1', 'apis/coordination.k8s.io/v1']);
+    const document = (await api('GET', root['apis/coordination.k8s.io/v1']!.serverRelativeURL)).body;
+    const patch = ((document.paths as Json)['/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}'] as Json).patch as Json;
+    expect(patch['x-kubernetes-group-version-kind']).toEqual({ group: 'coordination.k8s.io', version: 'v1', kind: 'Lease' });
+    expect((patch.parameters as Json[]).map((p) => p.name)).toContain('fieldValidation');
+  });
+
+  it('lists with selectors and pages, and refuses malformed selectors', async () => {
+    for (const name of ['page-a', 'page-b', 'page-c']) {
+      await api(
+        'POST',
+        '/api/v1/namespaces/ci/secrets',
+        secret(name, { metadata: { name, labels: { page: 'yes' } }, type: name === 'page-b' ? 'example.com/b' : 'Opaque' }),
+      );
+    }
+    const list = (query: string) => api('GET', `/api/v1/namespaces/ci/secrets?${query}`);
+    const first = await list('labelSelector=page%3Dyes&limit=2');
+    expect(first.body).toMatchObject({ kind: 'SecretList', apiVersion: 'v1' });
+    expect((first.body.items as Json[]).map((i) => meta(i).name)).toEqual(['page-a', 'page-b']);
+    expect((first.body.items as Json[])[0]).not.toHaveProperty('kind');
+    const rest = await list(`labelSelector=page%3Dyes&limit=2&continue=${String(meta(first.body).continue)}`);
+    expect((rest.body.items as Json[]).map((i) => meta(i).name)).toEqual(['page-c']);
+    expect(meta(rest.body).continue).toBeUndefined();
+    expect(((await list('fieldSelector=type%3Dexample.com%2Fb')).body.items as Json[]).map((i) => meta(i).name)).toEqual(['page-b']);
+    expect(((await api('GET', '/api/v1/secrets?labelSelector=page')).body.items as Json[]).length).toBe(3);
+    expect((await list('labelSelector=page%20in%20')).body).toMatchObject({ code: 400, reason: 'BadRequest' });
+    expect((await list('fieldSelector=spec.x%3D1')).body).toMatchObject({ code: 400, message: 'field label not supported: spec.x' });
+  });
+
+  it('presents over TLS the CA it publishes, and never records a request body', async () => {
+    const status = await new Promise<number>((resolve, reject) => {
+      const url = new URL(`${double.httpsUrl}/api/v1/namespaces/default/secrets`);
+      request(url, { ca: double.ca, headers: { authorization: `Bearer ${double.token}` } }, (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      })
+        .on('error', reject)
+        .end();
+    });
+    expect(status).toBe(200);
+    await api('POST', secrets, secret('canary', { stringData: { value: 'canary-secret-value-0421' } }));
+    expect(JSON.stringify(double.requests)).not.toContain('canary-secret-value-0421');
+    expect(double.requests.at(-1)).toEqual({
+      method: 'POST',
+      path: secrets,
+      query: {},
+      contentType: JSON_TYPE,
+      status: 201,
+    });
+  });
+});
