@@ -26,6 +26,7 @@ export type RotatorErrorCode =
   | 'ERR_SECRET_HELD'
   | 'ERR_STAGING_FAILED'
   | 'ERR_LOCKED'
+  | 'ERR_KUBERNETES'
   | 'ERR_STATE'
   | 'ERR_ORPHANED_TOKEN'
   | 'ERR_UNEXPECTED';
@@ -138,6 +139,22 @@ export class StagingFailedError extends RotatorError {
 /** Another process holds the name's lock while the name is due: it was not rotated by this run. */
 export class NameLockedError extends RotatorError {
   static override readonly code: RotatorErrorCode = 'ERR_LOCKED';
+}
+
+/**
+ * The Kubernetes API refused or could not be reached: its `Status` reason and HTTP status, for the
+ * caller to tell a missing object from a conflict or a permission problem.
+ */
+export class KubernetesError extends RotatorError {
+  static override readonly code: RotatorErrorCode = 'ERR_KUBERNETES';
+  readonly status: number | undefined;
+  readonly reason: string | undefined;
+
+  constructor(message: string, details: { status?: number; reason?: string; cause?: unknown } = {}) {
+    super(message, { cause: details.cause });
+    this.status = details.status;
+    this.reason = details.reason;
+  }
 }
 
 /** The state store is unreadable or was written by something else; never silently reset. */

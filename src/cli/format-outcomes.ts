@@ -17,7 +17,14 @@ export function formatOutcomes(outcomes: TokenOutcome[]): string {
         (o.orphans.length ? ` [${o.orphans.length} orphaned token(s) reported]` : ''),
     ]),
   );
-  return table + formatEarlierTokens(outcomes);
+  return table + formatReloads(outcomes) + formatEarlierTokens(outcomes);
+}
+
+/** After the rotations: each workload restarted and hook called, once per target. */
+function formatReloads(outcomes: TokenOutcome[]): string {
+  const rows = outcomes.flatMap((o) => (o.reloads ?? []).map((r) => [o.name, r.target, r.result, r.message ?? '']));
+  if (rows.length === 0) return '';
+  return `\nreloads:\n${formatTable(['TOKEN', 'TARGET', 'RESULT', 'NOTE'], rows)}`;
 }
 
 /** After an emergency rotation: what became of each earlier token of the name that still worked. */

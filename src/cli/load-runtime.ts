@@ -8,8 +8,10 @@ import { loadPolicy } from '../config/load-policy.js';
 import type { Policy } from '../config/types.js';
 import { AuthError, ConfigError, type ConfigIssue } from '../errors.js';
 import { type NotificationTarget, resolveTargets } from '../notify/notifier.js';
+import { reloadReferences } from '../reload/registry.js';
 import { sinkReferences } from '../sinks/registry.js';
-import { isStateBackendName, stateBackends } from '../state/backends/registry.js';
+import { isStateBackendName, type StateBackendName, stateBackends } from '../state/backends/registry.js';
+import type { StateBackendType } from '../state/state-backend.js';
 import { checkSinkLocations } from './check-sink-locations.js';
 
 export const DEFAULT_POLICY_PATH = 'config/rotation.yaml';
@@ -63,6 +65,9 @@ export async function loadRuntime(options: GlobalOptions, io: { env: Env; cwd: s
   const settings = await collect(issues, () => readSettings(env, io.cwd, dirname(policyPath)));
   if (settings && !isStateBackendName(settings.stateBackend)) {
     issues.push({ path: 'env.ROTATOR_STATE_BACKEND', message: `must be one of: ${Object.keys(stateBackends).join(', ')}` });
+  } else if (settings) {
+    const backend: StateBackendType = stateBackends[settings.stateBackend as StateBackendName];
+    issues.push(...(backend.check?.({ dir: settings.stateDir, env, hasStateKey: settings.stateKey !== undefined }) ?? []));
   }
   if (settings?.auth.kind === 'oauth' && settings.auth.privateKey) {
     const key = settings.auth.privateKey;
@@ -91,14 +96,19 @@ export async function checkPolicy(
   context: { env: Env; settings: Settings | undefined; environmentFiles: string[]; cwd: string },
 ): Promise<{ policy: Policy; notificationTargets: NotificationTarget[] }> {
   const issues: ConfigIssue[] = [];
-  const policy = await collect(issues, () => loadPolicy(policyPath));
+  const policy = await collect(issues, () => loadPolicy(policyPath, { env: context.env }));
   if (policy) {
     const notifications = resolveTargets(policy.notifications, context.env, context.cwd);
     issues.push(...notifications.issues);
-    const references = policy.tokens.flatMap((token, t) =>
-      token.sinks.flatMap((sink, s) => sinkReferences(sink).map((r) => ({ ...r, path: `tokens[${t}].sinks[${s}].${r.path}` }))),
-    );
-    issues.push(...checkReferences(references, context.env, context.cwd));
+    const references = policy.tokens.flatMap((token, t) => [
+      ...token.sinks.flatMap((sink, s) => sinkReferences(sink).map((r) => ({ ...r, path: `tokens[${t}].sinks[${s}].${r.path}` }))),
+      ...token.reload.flatMap((reload, r) =>
+        reloadReferences(reload).map((ref) => ({ ...ref, path: `${token.reloadAt}[${r}].${ref.path}` })),
+      ),
+    ]);
+    // A reload in `defaults` is every token's: its problem is one problem.
+    const unique = [...new Map(references.map((r) => [r.path, r])).values()];
+    issues.push(...checkReferences(unique, context.env, context.cwd));
     if (context.settings) {
       issues.push(...checkSinkLocations(policy, { stateDir: context.settings.stateDir, environmentFiles: context.environmentFiles }));
     }

@@ -122,6 +122,12 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     .option('--env-out <file>', 'write the ROTATOR_* settings a rotator needs, client secret included, to this 0600 file')
     .addOption(new Option('--latency <ms>', 'delay every API answer').argParser(integer(0, 60_000)))
     .addOption(new Option('--rate-limit <n>', 'requests per minute per caller before 429').argParser(integer(1, 1_000_000)))
+    .option('--kubernetes <kubeconfig>', 'also serve a Kubernetes API double, and write a kubeconfig for it (0600) to this file')
+    .addOption(
+      new Option('--namespaces <list>', 'the namespaces the Kubernetes double has, besides default (comma-separated)').default(
+        'token-rotator,apps',
+      ),
+    )
     .action(async (options) => {
       // Loaded only here: the authorization server is heavy and the rotator itself never needs it.
       const { emulatorCommand } = await import('./commands/emulator.js');

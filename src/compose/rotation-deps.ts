@@ -8,8 +8,9 @@ import { referenceReader } from '../common/reference.js';
 import type { Settings } from '../config/env.js';
 import type { ApiOperation } from '../errors.js';
 import type { Logger } from '../log/logger.js';
+import { openReloads, type RunReloads } from '../reload/run-reloads.js';
 import type { Failpoint, RotationDeps } from '../rotation/deps.js';
-import { sinkTypes } from '../sinks/registry.js';
+import { sinkTypesByName } from '../sinks/registry.js';
 import { openSinkSet } from '../sinks/sink-set.js';
 import { openStateBackend, type StateBackendName } from '../state/backends/registry.js';
 import type { StateBackend } from '../state/state-backend.js';
@@ -55,6 +56,8 @@ export interface OpenedDeps {
   deps: RotationDeps;
   /** Where the state lives, for messages. */
   backend: StateBackend;
+  /** Runs the reloads of committed rotations: after them, never before. */
+  runReloads: RunReloads;
   /** Closes the sink clients this run opened. */
   close(): Promise<void>;
 }
@@ -99,8 +102,11 @@ export async function openRotationDeps(
     onServiceDate: service.observe,
   });
   // Lock times are this machine's: the backend gets its own clock, not the service's.
-  const backend = await openStateBackend(settings.stateBackend as StateBackendName, { dir: settings.stateDir, env, clock });
-  const sinks = openSinkSet(sinkTypes, { logger, env, reference: referenceReader(env, cwd) });
+  const backend = await openStateBackend(settings.stateBackend as StateBackendName, { dir: settings.stateDir, env, clock, logger });
+  const reference = referenceReader(env, cwd);
+  const sinks = openSinkSet(sinkTypesByName, { logger, env, reference });
+  // Restart times are this machine's, as `kubectl rollout restart` would write them.
+  const runReloads = openReloads({ logger, env, clock, reference });
   const failpoint = failpointFrom(env);
   const deps: RotationDeps = {
     api,
@@ -114,7 +120,7 @@ export async function openRotationDeps(
     stateKey: settings.stateKey,
     ...(failpoint ? { failpoint } : {}),
   };
-  return { deps, backend, close: () => sinks.close() };
+  return { deps, backend, runReloads, close: () => sinks.close() };
 }
 
 /** Every record written carries the skew measured in this run, so `status` can show it offline. */

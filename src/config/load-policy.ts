@@ -2,9 +2,13 @@ import { dirname, resolve } from 'node:path';
 
 import { fromZodIssues } from '../common/config-issues.js';
 import { formatDuration } from '../common/duration.js';
+import type { Env } from '../common/env-variables.js';
 import { yamlValue } from '../common/yaml-value.js';
 import { ConfigError, type ConfigIssue } from '../errors.js';
+import { isReloadType, type ReloadConfig, reloadTypes } from '../reload/registry.js';
+import type { ReloadParseContext } from '../reload/reload.js';
 import { isSinkType, type SinkConfig, sinkTarget, sinkTypes } from '../sinks/registry.js';
+import type { SinkParseContext } from '../sinks/sink.js';
 import { policySchema, type RawSettings } from './policy-schema.js';
 import { policySizeIssue, readPolicyText } from './policy-text.js';
 import type { CheckSchedule, Policy, RotationSettings, TokenPolicy } from './types.js';
@@ -19,13 +23,18 @@ export const BUILT_IN_DEFAULTS: RotationSettings = {
   onDrift: 'rotate',
 };
 
-/** Reads and checks a policy file; every problem is collected and thrown together as a ConfigError. */
-export async function loadPolicy(path: string): Promise<Policy> {
-  const file = resolve(path);
-  return parsePolicy(await readPolicyText(path, file), file);
+/** What a policy is read against: the environment, where sink types find their defaults (a namespace). */
+export interface PolicyContext {
+  env?: Env;
 }
 
-export function parsePolicy(text: string, file: string): Policy {
+/** Reads and checks a policy file; every problem is collected and thrown together as a ConfigError. */
+export async function loadPolicy(path: string, context: PolicyContext = {}): Promise<Policy> {
+  const file = resolve(path);
+  return parsePolicy(await readPolicyText(path, file), file, context);
+}
+
+export function parsePolicy(text: string, file: string, context: PolicyContext = {}): Policy {
   const tooBig = policySizeIssue(text, file);
   if (tooBig) throw new ConfigError([tooBig]);
   const raw = yamlValue(text, file);
@@ -34,7 +43,21 @@ export function parsePolicy(text: string, file: string): Policy {
   // Sinks are checked even when the rest is malformed, so one run reports every problem.
   const rawTokens = (raw as { tokens?: unknown })?.tokens;
   const sinksByToken = Array.isArray(rawTokens)
-    ? rawTokens.map((token, index) => parseSinks((token as { sinks?: unknown })?.sinks, `tokens[${index}]`, dirname(file), issues))
+    ? rawTokens.map((token, index) =>
+        parseSinks((token as { sinks?: unknown })?.sinks, `tokens[${index}]`, { policyDir: dirname(file), env: context.env ?? {} }, issues),
+      )
+    : [];
+  const reloadContext = { env: context.env ?? {} };
+  const defaultReload = parseReloads(
+    (raw as { defaults?: { reload?: unknown } })?.defaults?.reload,
+    'defaults.reload',
+    reloadContext,
+    issues,
+  );
+  const reloadByToken = Array.isArray(rawTokens)
+    ? rawTokens.map((token, index) =>
+        parseReloads((token as { reload?: unknown })?.reload, `tokens[${index}].reload`, reloadContext, issues),
+      )
     : [];
   if (!parsed.success) throw new ConfigError(issues);
 
@@ -64,7 +87,19 @@ export function parsePolicy(text: string, file: string): Policy {
       if (firstAt) issues.push({ path: sinkAt, message: `writes to the same place as ${firstAt}` });
       else seenTargets.set(target, sinkAt);
     }
-    return { name: token.name, id: token.id, settings, schedule: mergeSchedule(defaultSchedule, token), sinks: sinks.map((s) => s.config) };
+    const reload =
+      token.reload !== undefined
+        ? { list: reloadByToken[index] ?? [], at: `${at}.reload` }
+        : { list: defaultReload, at: 'defaults.reload' };
+    return {
+      name: token.name,
+      id: token.id,
+      settings,
+      schedule: mergeSchedule(defaultSchedule, token),
+      sinks: sinks.map((s) => s.config),
+      reload: reload.list,
+      reloadAt: reload.at,
+    };
   });
 
   if (issues.length > 0) throw new ConfigError(issues);
@@ -72,7 +107,12 @@ export function parsePolicy(text: string, file: string): Policy {
 }
 
 /** Each sink by its own type's parser; problems are added to `issues` with their full path. */
-function parseSinks(rawSinks: unknown, at: string, policyDir: string, issues: ConfigIssue[]): Array<{ config: SinkConfig; at: string }> {
+function parseSinks(
+  rawSinks: unknown,
+  at: string,
+  sinkContext: SinkParseContext,
+  issues: ConfigIssue[],
+): Array<{ config: SinkConfig; at: string }> {
   if (!Array.isArray(rawSinks)) return [];
   const sinks: Array<{ config: SinkConfig; at: string }> = [];
   rawSinks.forEach((rawSink, sinkIndex) => {
@@ -86,7 +126,7 @@ function parseSinks(rawSinks: unknown, at: string, policyDir: string, issues: Co
       });
       return;
     }
-    const result = sinkTypes[type].parse(rawSink, { policyDir });
+    const result = sinkTypes[type].parse(rawSink, sinkContext);
     if (!result.ok) {
       issues.push(...result.issues.map((i) => ({ path: i.path === '(top level)' ? sinkAt : `${sinkAt}.${i.path}`, message: i.message })));
       return;
@@ -94,6 +134,31 @@ function parseSinks(rawSinks: unknown, at: string, policyDir: string, issues: Co
     sinks.push({ config: result.config, at: sinkAt });
   });
   return sinks;
+}
+
+/** Each reload by its own type's parser; problems are added to `issues` with their full path. */
+function parseReloads(rawReloads: unknown, at: string, context: ReloadParseContext, issues: ConfigIssue[]): ReloadConfig[] {
+  if (!Array.isArray(rawReloads)) return [];
+  return rawReloads.flatMap((rawReload, index) => {
+    const reloadAt = `${at}[${index}]`;
+    const type = (rawReload as { type?: unknown } | null)?.type;
+    if (!isReloadType(type)) {
+      const allowed = Object.keys(reloadTypes).join(', ');
+      issues.push({
+        path: `${reloadAt}.type`,
+        message: type === undefined ? `required; one of: ${allowed}` : `unknown reload type ${JSON.stringify(type)}; one of: ${allowed}`,
+      });
+      return [];
+    }
+    const result = reloadTypes[type].parse(rawReload, context);
+    if (!result.ok) {
+      issues.push(
+        ...result.issues.map((i) => ({ path: i.path === '(top level)' ? reloadAt : `${reloadAt}.${i.path}`, message: i.message })),
+      );
+      return [];
+    }
+    return [result.config];
+  });
 }
 
 function mergeSchedule(base: CheckSchedule, raw: RawSettings): CheckSchedule {

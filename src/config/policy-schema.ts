@@ -94,6 +94,11 @@ const settingsShape = {
   timezone: timezone.optional(),
   /** A random delay of up to this much before each scheduled check, to spread load. */
   jitter: jitter.optional(),
+  /**
+   * What to restart or call after a rotation is committed; a token's list replaces the defaults'
+   * (`reload: []` turns them off). Each reload is checked by its own type's parser.
+   */
+  reload: z.array(z.unknown(), { error: 'must be a list of reloads' }).optional(),
 };
 
 export const TOKEN_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;

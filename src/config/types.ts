@@ -1,4 +1,5 @@
 import type { NotificationConfig } from '../notify/notification-config.js';
+import type { ReloadConfig } from '../reload/registry.js';
 import type { SinkConfig } from '../sinks/registry.js';
 
 /** `renewBefore` as a fixed duration before expiry, or as a share of the token's lifetime. */
@@ -30,6 +31,10 @@ export interface TokenPolicy {
   settings: RotationSettings;
   schedule: CheckSchedule;
   sinks: SinkConfig[];
+  /** Run after each committed rotation; empty for none. */
+  reload: ReloadConfig[];
+  /** Where the list was written (`defaults.reload` or `tokens[2].reload`), for messages. */
+  reloadAt: string;
 }
 
 export interface Policy {

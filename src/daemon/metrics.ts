@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 
 import type { ApiOperation } from '../errors.js';
+import { isRepairable } from '../policy/sink-drift.js';
 import type { TokenOutcome } from '../rotation/outcome.js';
 
 const seconds = (iso: string) => Date.parse(iso) / 1000;
@@ -71,6 +72,12 @@ export function createMetrics() {
     help: "The token service's clock minus this machine's, from the Date header of its latest answer.",
     registers,
   });
+  const reloads = new Counter({
+    name: 'token_rotator_reloads_total',
+    help: 'Reloads after a rotation (restarted, notified, skipped, failed), by target: a failed one is not repeated.',
+    labelNames: ['token', 'target', 'result'],
+    registers,
+  });
   const apiRequests = new Counter({
     name: 'token_rotator_api_requests_total',
     help: 'Requests to the token service, by operation and status (error: no answer).',
@@ -108,13 +115,14 @@ export function createMetrics() {
       // Skipped for backoff or a busy lock: the sinks were not looked at, so nothing is known anew.
       for (const finding of outcome.drift ?? []) driftFound.inc({ token, sink: finding.sink, kind: finding.kind });
       if (outcome.check !== 'backoff' && outcome.check !== 'busy') {
-        const now = new Set(
-          (outcome.drift ?? []).filter((d) => d.kind === 'unreadable' || outcome.action !== 'rotated').map((d) => d.sink),
-        );
+        const now = new Set((outcome.drift ?? []).filter((d) => !isRepairable(d) || outcome.action !== 'rotated').map((d) => d.sink));
         for (const sink of drifted.get(token) ?? []) if (!now.has(sink)) sinkDrift.set({ token, sink }, 0);
         for (const sink of now) sinkDrift.set({ token, sink }, 1);
         drifted.set(token, now);
       }
+    },
+    observeReloads(outcome: TokenOutcome) {
+      for (const reload of outcome.reloads ?? []) reloads.inc({ token: outcome.name, target: reload.target, result: reload.result });
     },
     /** A name left the policy: its series go too, so dashboards do not show a ghost. */
     forget(token: string) {

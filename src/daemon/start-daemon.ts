@@ -9,10 +9,12 @@ import type { Policy, TokenPolicy } from '../config/types.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { Notify } from '../notify/notifier.js';
+import { rotatedToken } from '../reload/run-reloads.js';
 import { rotateToken } from '../rotation/rotate-token.js';
 import { findStrayEntries, type StrayEntry } from '../rotation/stray-entries.js';
 import { startListener } from './http-listener.js';
 import { createMetrics } from './metrics.js';
+import { reloadBatch } from './reload-batch.js';
 import { CheckScheduler } from './scheduler.js';
 
 export interface DaemonOptions {
@@ -82,12 +84,20 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const abort = new AbortController();
   const limit = pLimit(settings.concurrency);
 
+  const reloads = reloadBatch(opened.runReloads, async (outcome) => {
+    metrics.observeReloads(outcome);
+    await notify(outcome, clock.now());
+  });
   const check = (token: TokenPolicy) =>
-    limit(async () => {
-      const outcome = await rotateToken(token, deps, { respectBackoff: true, signal: abort.signal });
-      metrics.observeOutcome(outcome, clock.now());
-      await notify(outcome, clock.now());
-    });
+    reloads.around(() =>
+      limit(async () => {
+        const outcome = await rotateToken(token, deps, { respectBackoff: true, signal: abort.signal });
+        metrics.observeOutcome(outcome, clock.now());
+        // Its notice waits for its reloads, so that it tells both.
+        if (rotatedToken(outcome) && token.reload.length > 0) reloads.add({ token, outcome });
+        else await notify(outcome, clock.now());
+      }),
+    );
   const scheduler = new CheckScheduler(check, logger, (name, next) => metrics.setNextCheck(name, next));
   let policy = options.policy;
 
@@ -140,6 +150,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       const deadline = setTimeout(() => abort.abort(), deadlineMs);
       try {
         await scheduler.stop();
+        await reloads.flush();
       } finally {
         clearTimeout(deadline);
         // close() waits for open connections, and a scraper keeps one alive: end them first.

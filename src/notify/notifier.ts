@@ -1,13 +1,11 @@
 import { hostname } from 'node:os';
 
-import got from 'got';
-
 import { type Env } from '../common/env-variables.js';
 import { readVariable } from '../common/env-variables.js';
-import { isLoopbackHost } from '../common/loopback.js';
+import { webhookUrlProblem } from '../common/reference.js';
 import type { ConfigIssue } from '../errors.js';
 import { followSameOriginOnly, isRedirect } from '../http/redirect-policy.js';
-import { limitResponseSize } from '../http/response-size.js';
+import { webhookHttp } from '../http/webhook-http.js';
 import type { Logger } from '../log/logger.js';
 import { describeDrift } from '../policy/sink-drift.js';
 import type { TokenOutcome } from '../rotation/outcome.js';
@@ -31,6 +29,8 @@ export interface Notice {
   error?: { code: string; message: string };
   /** For a `drift` notice: which sinks, and how. */
   drift?: Array<{ sink: string; kind: string }>;
+  /** For a failed reload: every reload of the rotation, with its result. */
+  reloads?: Array<{ target: string; result: string; message?: string }>;
 }
 
 /** The notices an outcome gives: a failure or success, and one per orphan. Nothing secret is in an outcome. */
@@ -68,6 +68,17 @@ export function noticesFor(outcome: TokenOutcome, at: Date): Notice[] {
       ...(outcome.error ? { error: outcome.error } : {}),
     });
   } else if (outcome.action === 'rotated') {
+    const failed = (outcome.reloads ?? []).filter((r) => r.result === 'failed');
+    if (failed.length > 0) {
+      notices.push({
+        ...base,
+        event: 'failure',
+        summary:
+          `token-rotator rotated '${outcome.name}' (${outcome.oldId} -> ${outcome.newId}) but could not reload ` +
+          `${failed.map((r) => `${r.target}${r.message ? ` (${r.message})` : ''}`).join('; ')}; the rotation stands: restart or notify by hand`,
+        reloads: outcome.reloads!.map(({ target, result, message }) => ({ target, result, ...(message ? { message } : {}) })),
+      });
+    }
     notices.push({ ...base, event: 'success', summary: `token-rotator rotated '${outcome.name}': ${outcome.oldId} -> ${outcome.newId}` });
   }
   return notices;
@@ -98,15 +109,9 @@ export function resolveTargets(
       issues.push({ path, message: `${config.urlFrom} (or ${config.urlFrom}_FILE) is not set` });
       return;
     }
-    let url: URL;
-    try {
-      url = new URL(value);
-    } catch {
-      issues.push({ path, message: `${config.urlFrom} is not a URL` });
-      return;
-    }
-    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
-      issues.push({ path, message: `${config.urlFrom} must be an https:// URL (plain http only on loopback)` });
+    const problem = webhookUrlProblem(value, config.urlFrom);
+    if (problem) {
+      issues.push({ path, message: problem });
       return;
     }
     targets.push({ config, url: new Secret(value) });
@@ -123,12 +128,7 @@ export function createNotifier(
   logger: Logger,
   options: { timeoutMs?: number; retries?: number } = {},
 ) {
-  const http = got.extend({
-    timeout: { request: options.timeoutMs ?? 5000 },
-    retry: { limit: options.retries ?? 3, methods: ['POST'], statusCodes: [408, 429, 500, 502, 503, 504], backoffLimit: 4000 },
-    headers: { 'user-agent': 'token-rotator' },
-    handlers: [limitResponseSize()],
-  });
+  const http = webhookHttp(options);
   return async function notify(outcome: TokenOutcome, at: Date): Promise<void> {
     const notices = noticesFor(outcome, at);
     await Promise.all(

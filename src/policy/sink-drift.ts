@@ -3,7 +3,9 @@ export type SinkReading =
   | { target: string; sink: string; state: 'missing' }
   /** `fingerprint` undefined: there is content, but no secret this sink's format can find in it. */
   | { target: string; sink: string; state: 'present'; fingerprint: string | undefined }
-  | { target: string; sink: string; state: 'unreadable'; error: string };
+  | { target: string; sink: string; state: 'unreadable'; error: string }
+  /** There is content, but another writer's, which this sink will not replace (a Secret without our label). */
+  | { target: string; sink: string; state: 'unowned'; reason: string };
 
 /** What the state remembers of a sink: the fingerprint of the secret it was given (or found holding). */
 export interface SinkRecord {
@@ -14,13 +16,14 @@ export interface SinkRecord {
 
 /**
  * A sink that does not hold the current secret: `missing`, holding something else (`foreign`),
- * `new` in the policy (nothing was ever delivered to it), or `unreadable` (it could not be checked:
- * rotating would not help, so it is reported, never acted on).
+ * `new` in the policy (nothing was ever delivered to it), `unreadable` (it could not be checked), or
+ * `unowned` (another writer's, which the sink refuses to replace). Rotating would not help the last
+ * two, so they are reported, never acted on.
  */
 export interface DriftFinding {
   target: string;
   sink: string;
-  kind: 'missing' | 'foreign' | 'new' | 'unreadable';
+  kind: 'missing' | 'foreign' | 'new' | 'unreadable' | 'unowned';
   detail?: string;
   /** Found before anything was delivered to the name (no record yet): its first delivery, not news. */
   initial?: true;
@@ -45,6 +48,8 @@ export function assessSinks(readings: readonly SinkReading[], recorded: Readonly
     const { target, sink } = reading;
     if (reading.state === 'unreadable') {
       drift.push({ target, sink, kind: 'unreadable', detail: reading.error });
+    } else if (reading.state === 'unowned') {
+      drift.push({ target, sink, kind: 'unowned', detail: reading.reason });
     } else if (reading.state === 'missing') {
       drift.push({ target, sink, kind: 'missing', ...initial });
     } else if (reading.fingerprint === undefined) {
@@ -60,8 +65,11 @@ export function assessSinks(readings: readonly SinkReading[], recorded: Readonly
   return { drift, adopt };
 }
 
-/** Drift that rotating repairs: everything but a sink that could not be read. */
-export const repairable = (drift: readonly DriftFinding[]) => drift.filter((d) => d.kind !== 'unreadable');
+/** Whether rotating repairs it: not for a sink that could not be read, nor for another writer's destination. */
+export const isRepairable = (finding: DriftFinding) => finding.kind !== 'unreadable' && finding.kind !== 'unowned';
+
+/** Drift that rotating repairs. */
+export const repairable = (drift: readonly DriftFinding[]) => drift.filter(isRepairable);
 
 export function describeDrift(finding: DriftFinding): string {
   switch (finding.kind) {
@@ -73,5 +81,7 @@ export function describeDrift(finding: DriftFinding): string {
       return `${finding.sink} is new in the policy`;
     case 'unreadable':
       return `${finding.sink} cannot be read${finding.detail ? `: ${finding.detail}` : ''}`;
+    case 'unowned':
+      return `${finding.sink} ${finding.detail ?? 'is not managed by token-rotator'}`;
   }
 }

@@ -36,6 +36,7 @@ export async function snapshotSinks(policy: TokenPolicy, deps: ReadDeps, signal?
       try {
         const content = await deps.sinks.read(config, { signal });
         if (!content) return { target, sink, state: 'missing' };
+        if (content.unowned) return { target, sink, state: 'unowned', reason: content.unowned };
         if (content.meta) metas.push(content.meta);
         return { target, sink, state: 'present', fingerprint: content.secret ? fingerprintOf(content.secret, deps.stateKey) : undefined };
       } catch (error) {
@@ -62,7 +63,8 @@ export function lineageFor(
   if (existing) return resolveLineage(policy, existing, now);
   const newest = snapshot.metas
     .filter((m): m is StoredTokenMeta & { id: string } => isTokenId(m.id))
-    .sort((a, b) => (b.rotatedAt ?? '').localeCompare(a.rotatedAt ?? ''))[0];
+    // ISO times in UTC order as text; a plain comparison, not a locale's collation (which loads ICU data).
+    .sort((a, b) => ((b.rotatedAt ?? '') > (a.rotatedAt ?? '') ? 1 : (b.rotatedAt ?? '') < (a.rotatedAt ?? '') ? -1 : 0))[0];
   if (!newest || newest.id === policy.id) return resolveLineage(policy, undefined, now);
   return recoveredLineage(policy, newest, now);
 }

@@ -1,6 +1,7 @@
 import { UNEXPECTED_ERROR_CODE } from '../errors.js';
 import type { CheckName } from '../policy/decide.js';
-import type { DriftFinding } from '../policy/sink-drift.js';
+import { type DriftFinding, isRepairable } from '../policy/sink-drift.js';
+import type { ReloadOutcome } from '../reload/reload.js';
 import type { WriteResult } from '../sinks/sink.js';
 import type { EarlierTokenOutcome } from './end-earlier-tokens.js';
 import type { OrphanReport } from './orphan-report.js';
@@ -32,6 +33,9 @@ export interface TokenOutcome {
   newExpiresAt?: string | null;
   /** When the replaced token stops working. */
   existingTokenExpiresAt?: string;
+  /** The rotation, as every sink that holds its secret knows it. */
+  rotationId?: string;
+  rotatedAt?: string;
   sinks: SinkOutcome[];
   /** Sinks that still lack the staged secret: the next run delivers it without regenerating. */
   pending?: string[];
@@ -48,6 +52,8 @@ export interface TokenOutcome {
    */
   drift?: DriftFinding[];
   error?: { code: string; message: string };
+  /** After a rotation: the workloads restarted and hooks called, each with its result. */
+  reloads?: ReloadOutcome[];
 }
 
 export const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -58,10 +64,11 @@ export function errorSummary(error: unknown): { code: string; message: string } 
 }
 
 /**
- * Whether an outcome leaves something for a person to do: a failure, an orphan, or a sink still
- * lacking the current secret. What makes `once` exit 1.
+ * Whether an outcome leaves something for a person to do: a failure, an orphan, a sink still
+ * lacking the current secret, or a reload that failed. What makes `once` exit 1.
  */
 export function needsAttention(outcome: TokenOutcome): boolean {
-  const unrepaired = (outcome.drift ?? []).some((d) => d.kind === 'unreadable' || outcome.action !== 'rotated');
-  return outcome.action === 'failed' || outcome.orphans.length > 0 || unrepaired;
+  const unrepaired = (outcome.drift ?? []).some((d) => !isRepairable(d) || outcome.action !== 'rotated');
+  const reloadFailed = (outcome.reloads ?? []).some((r) => r.result === 'failed');
+  return outcome.action === 'failed' || outcome.orphans.length > 0 || unrepaired || reloadFailed;
 }

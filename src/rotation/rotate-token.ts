@@ -4,7 +4,7 @@ import type { TokenPolicy } from '../config/types.js';
 import { LockLostError, NameLockedError, SinkError, StagingFailedError, UNEXPECTED_ERROR_CODE } from '../errors.js';
 import { backoffUntil } from '../policy/backoff.js';
 import { describeDrift } from '../policy/sink-drift.js';
-import type { IntentEntry, StagedEntry } from '../state/journal-entry.js';
+import { type IntentEntry, rotationIdOf, type StagedEntry } from '../state/journal-entry.js';
 import { resolveLineage, withAdoptedSinks } from '../state/lineage.js';
 import type { LockHolder } from '../state/name-locks.js';
 import type { StateRecord } from '../state/state-record.js';
@@ -325,6 +325,8 @@ function rotatedOutcome(
     newId: entry.staged.newId,
     newExpiresAt: entry.staged.newExpiresAt,
     existingTokenExpiresAt: entry.existingTokenExpiresAt,
+    rotationId: rotationIdOf(entry),
+    rotatedAt: entry.startedAt,
     sinks,
     orphans: ctx.orphans,
   };

@@ -1,23 +1,30 @@
 import type { Reference } from '../common/reference.js';
 import { fileSinkType } from './file/file-sink.js';
 import type { FileSinkConfig } from './file/file-sink-config.js';
+import { type KubernetesSecretSinkConfig, kubernetesSecretSinkType } from './kubernetes-secret/kubernetes-secret-sink.js';
 import type { SinkType } from './sink.js';
 
 /** Every sink type, checked by the compiler: a new type is one entry here and one folder. */
 export const sinkTypes = {
   file: fileSinkType,
+  'kubernetes-secret': kubernetesSecretSinkType,
 } satisfies { [K in SinkConfig['type']]: SinkType<Extract<SinkConfig, { type: K }>> };
 
-export type SinkConfig = FileSinkConfig;
+export type SinkConfig = FileSinkConfig | KubernetesSecretSinkConfig;
 export type SinkTypeName = SinkConfig['type'];
 
 export function isSinkType(type: unknown): type is SinkTypeName {
   return typeof type === 'string' && Object.hasOwn(sinkTypes, type);
 }
 
-/** The type of a config, widened so that its methods take any config of that type. */
+/**
+ * The registry widened so that each type's methods take any config: sound because every caller
+ * looks a type up by its own config's `type`.
+ */
+export const sinkTypesByName = sinkTypes as unknown as Readonly<Record<SinkTypeName, SinkType<SinkConfig>>>;
+
 function typeOf(config: SinkConfig): SinkType<SinkConfig> {
-  return sinkTypes[config.type] as SinkType<SinkConfig>;
+  return sinkTypesByName[config.type];
 }
 
 /** The identity of a sink's destination: what the journal marks as delivered. */

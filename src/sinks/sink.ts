@@ -36,11 +36,19 @@ export interface StoredTokenMeta {
 export interface SinkContent {
   secret: Secret | undefined;
   meta?: StoredTokenMeta;
+  /**
+   * Set by a sink that marks what it owns, when the destination is another writer's and the config
+   * does not say to adopt it: why a write would be refused. The rotation then reports it rather than
+   * taking its content for the current secret, or rotating for a write that cannot happen.
+   */
+  unowned?: string;
 }
 
 export interface SinkParseContext {
   /** Relative paths in a sink's configuration are relative to the policy file's folder. */
   policyDir: string;
+  /** The run's environment: where a sink type finds its defaults (a namespace from the kubeconfig). */
+  env?: Env;
 }
 
 export type SinkParseResult<C> = { ok: true; config: C } | { ok: false; issues: ConfigIssue[] };

@@ -1,5 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Env } from '../common/env-variables.js';
+import type { ConfigIssue } from '../errors.js';
+import type { Logger } from '../log/logger.js';
 import type { Journal } from './journal.js';
 import type { NameLocks } from './name-locks.js';
 import type { StateStore } from './state-store.js';
@@ -24,11 +26,24 @@ export interface StateBackendContext {
   env: Env;
   /** This machine's clock: lock times are compared on it. */
   clock: Clock;
+  logger: Logger;
+}
+
+/** What a backend's settings are checked against, before any network call. */
+export interface StateBackendSettings {
+  dir: string;
+  env: Env;
+  /** Whether ROTATOR_STATE_KEY is set: a backend whose state leaves this machine may require it. */
+  hasStateKey: boolean;
 }
 
 /** A kind of backend, in the registry: opening it loads its code. */
 export interface StateBackendType {
   /** One line for `--help` and errors. */
   summary: string;
+  /** Problems with this backend's own settings, each with its path (`env.ROTATOR_STATE_NAMESPACE`). */
+  check?(settings: StateBackendSettings): ConfigIssue[];
+  /** Where the state will live, without the network: `validate` shows it. */
+  where(settings: StateBackendSettings): string;
   open(context: StateBackendContext): Promise<StateBackend>;
 }

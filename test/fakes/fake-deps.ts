@@ -149,6 +149,8 @@ export function testPolicy(input: { name: string; id: string; sinks: SinkConfig[
     settings: { ...BUILT_IN_DEFAULTS, ...input.settings },
     schedule: DEFAULT_SCHEDULE,
     sinks: input.sinks,
+    reload: [],
+    reloadAt: 'defaults.reload',
   };
 }
 

@@ -11,6 +11,8 @@ const token = (name: string, expression: string): TokenPolicy => ({
   settings: BUILT_IN_DEFAULTS,
   schedule: { expression, timezone: 'UTC', jitterMs: 0 },
   sinks: [],
+  reload: [],
+  reloadAt: 'defaults.reload',
 });
 const silent = createLogger({ level: 'silent' });
 

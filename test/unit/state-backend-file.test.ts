@@ -7,6 +7,7 @@ import { systemClock } from '../../src/clock.js';
 import { openStateBackend } from '../../src/state/backends/registry.js';
 import type { StateBackend } from '../../src/state/state-backend.js';
 import { type BackendHarness, type RawKind, stateBackendContract } from '../contracts/state-backend-contract.js';
+import { silentLogger } from '../fakes/fake-deps.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 /** A pid no process on this host has: above Linux's highest pid_max (2^22), and checked. */
@@ -35,7 +36,7 @@ async function openFileBackend(): Promise<BackendHarness> {
   const heldBy = new WeakMap<StateBackend, Map<string, string>>();
 
   async function openView(): Promise<StateBackend> {
-    const backend = await openStateBackend('file', { dir, env: {}, clock: systemClock });
+    const backend = await openStateBackend('file', { dir, env: {}, clock: systemClock, logger: silentLogger() });
     const held = new Map<string, string>();
     const view: StateBackend = {
       ...backend,

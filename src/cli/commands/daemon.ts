@@ -33,7 +33,7 @@ export async function daemonCommand(options: GlobalOptions & { listen?: string }
     ]);
 
   const logger = createLogger({ level: runtime.settings.logLevel });
-  warnAboutUnsafeSettings(runtime.settings, io.env, logger);
+  warnAboutUnsafeSettings(runtime.settings, runtime.env, logger);
   const notifyFor = (targets: Runtime['notificationTargets']) => createNotifier(targets, logger);
   let daemon;
   try {
@@ -48,7 +48,7 @@ export async function daemonCommand(options: GlobalOptions & { listen?: string }
       listen,
       logger,
       clock: systemClock,
-      env: io.env,
+      env: runtime.env,
     });
   } catch (error) {
     const refused = listenError(error, options.listen ? '--listen' : 'env.ROTATOR_LISTEN', listenText, 'choose another address or port');

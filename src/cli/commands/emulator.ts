@@ -1,10 +1,12 @@
 import { resolve } from 'node:path';
 
 import { isLoopbackHost } from '../../common/loopback.js';
+import type { KubernetesDouble } from '../../emulator/kubernetes/index.js';
 import { loadSeedFile } from '../../emulator/seed.js';
 import { startEmulator } from '../../emulator/start-emulator.js';
 import { ConfigError } from '../../errors.js';
 import { writeFileAtomic } from '../../fs/atomic-write.js';
+import { NAMESPACE_NAME } from '../../kubernetes/names.js';
 import { formatTable, shortDate } from '../format-table.js';
 import { type CliIo, EXIT } from '../io.js';
 import { listenError } from '../listen-error.js';
@@ -16,6 +18,9 @@ export interface EmulatorCommandOptions {
   envOut?: string;
   latency?: number;
   rateLimit?: number;
+  /** Also serve the Kubernetes API double, with a kubeconfig for it written to this file. */
+  kubernetes?: string;
+  namespaces?: string;
 }
 
 function processStopped(): Promise<string> {
@@ -39,6 +44,16 @@ export async function emulatorCommand(options: EmulatorCommandOptions, io: CliIo
       },
     ]);
   }
+  const namespaces = (options.namespaces ?? '')
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
+  const badNamespace = namespaces.find((n) => !NAMESPACE_NAME.test(n) || n.length > 63);
+  if (options.kubernetes !== undefined && badNamespace !== undefined) {
+    throw new ConfigError([
+      { path: '--namespaces', message: `'${badNamespace}' is not a namespace name: lowercase letters, digits and "-"` },
+    ]);
+  }
   const seed = options.seed ? await loadSeedFile(resolve(io.cwd, options.seed)) : undefined;
   let emulator;
   try {
@@ -52,8 +67,21 @@ export async function emulatorCommand(options: EmulatorCommandOptions, io: CliIo
   } catch (error) {
     throw listenError(error, '--port', `${options.host}:${options.port}`, 'choose another port, or 0 for any free one') ?? error;
   }
+  let kubernetes: KubernetesDouble | undefined;
   try {
-    const env = emulator.rotatorEnv();
+    const env: Record<string, string> = { ...emulator.rotatorEnv() };
+    let kubernetesNote = '';
+    if (options.kubernetes !== undefined) {
+      const { startKubernetesDouble } = await import('../../emulator/kubernetes/index.js');
+      kubernetes = await startKubernetesDouble({ host, namespaces });
+      const file = resolve(io.cwd, options.kubernetes);
+      // It holds the double's bearer: 0600, as any kubeconfig with credentials should be.
+      await writeFileAtomic(file, kubernetes.kubeconfig({ namespace: namespaces[0] ?? 'default' }), { mode: 0o600 });
+      env.KUBECONFIG = file;
+      kubernetesNote =
+        `Kubernetes API double on ${kubernetes.httpsUrl} (namespaces: ${['default', ...namespaces].join(', ')})\n` +
+        `  KUBECONFIG=${file}   (for token-rotator and kubectl alike)\n\n`;
+    }
     let secretNote = 'client secret: not shown; start with --env-out FILE to have it written to a 0600 env file';
     if (options.envOut) {
       const file = resolve(io.cwd, options.envOut);
@@ -72,7 +100,8 @@ export async function emulatorCommand(options: EmulatorCommandOptions, io: CliIo
         `  ROTATOR_OAUTH_ISSUER=${env.ROTATOR_OAUTH_ISSUER}\n` +
         `  ROTATOR_OAUTH_CLIENT_ID=${env.ROTATOR_OAUTH_CLIENT_ID}\n` +
         `  ${secretNote}\n` +
-        `  control API: ${emulator.apiUrl}/_emulator/{tokens,requests,faults,whoami}\n\n`,
+        `  control API: ${emulator.apiUrl}/_emulator/{tokens,requests,faults,whoami}\n\n` +
+        kubernetesNote,
     );
     const tokens = emulator.store.all();
     if (tokens.length) {
@@ -86,7 +115,7 @@ export async function emulatorCommand(options: EmulatorCommandOptions, io: CliIo
     io.stdout.write('\nCtrl-C to stop.\n');
     await untilStopped();
   } finally {
-    await emulator.close();
+    await Promise.all([emulator.close(), kubernetes?.close()]);
   }
   return EXIT.ok;
 }

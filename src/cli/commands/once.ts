@@ -10,11 +10,16 @@ import { type GlobalOptions, loadRuntime } from '../load-runtime.js';
 
 /** One pass over every token: rotate what is due. Exit 1 when any token failed. */
 export async function onceCommand(options: GlobalOptions & { json?: boolean }, io: CliIo): Promise<number> {
-  const { settings, policy, notificationTargets } = await loadRuntime(options, io);
+  const { settings, policy, notificationTargets, env } = await loadRuntime(options, io);
   const logger = createLogger({ level: settings.logLevel });
-  warnAboutUnsafeSettings(settings, io.env, logger);
-  const opened = await openRotationDeps(settings, logger, systemClock, io.env, {}, io.cwd);
-  const outcomes = await runOnce(policy, opened.deps, { concurrency: settings.concurrency }).finally(() => opened.close());
+  warnAboutUnsafeSettings(settings, env, logger);
+  const opened = await openRotationDeps(settings, logger, systemClock, env, {}, io.cwd);
+  const outcomes = await (async () => {
+    const rotated = await runOnce(policy, opened.deps, { concurrency: settings.concurrency });
+    // After every commit of the run, so that a workload consuming several of its tokens restarts once.
+    const tokens = new Map(policy.tokens.map((t) => [t.name, t]));
+    return opened.runReloads(rotated.map((outcome) => ({ outcome, token: tokens.get(outcome.name) })));
+  })().finally(() => opened.close());
   const notify = createNotifier(notificationTargets, logger);
   await Promise.all(outcomes.map((o) => notify(o, systemClock.now())));
   io.stdout.write(options.json ? `${JSON.stringify(outcomes, null, 2)}\n` : formatOutcomes(outcomes));
@@ -26,6 +31,9 @@ export async function onceCommand(options: GlobalOptions & { json?: boolean }, i
   logger.info(
     {
       rotated: outcomes.filter((o) => o.action === 'rotated').length,
+      reloadsFailed: outcomes.flatMap((o) =>
+        (o.reloads ?? []).filter((r) => r.result === 'failed').map((r) => ({ name: o.name, target: r.target })),
+      ),
       skipped: outcomes.filter((o) => o.action === 'skipped').length,
       failed: failed.map((o) => o.name),
       pending: outcomes.filter((o) => o.pending?.length).map((o) => ({ name: o.name, sinks: o.pending })),

@@ -6,6 +6,7 @@ import { openRotationDeps, warnAboutUnsafeSettings } from '../../compose/rotatio
 import { ConfigError, type ConfigIssue } from '../../errors.js';
 import { createLogger } from '../../log/logger.js';
 import { createNotifier } from '../../notify/notifier.js';
+import { needsAttention } from '../../rotation/outcome.js';
 import { rotateToken } from '../../rotation/rotate-token.js';
 import { formatOutcomes } from '../format-outcomes.js';
 import { type CliIo, EXIT } from '../io.js';
@@ -37,7 +38,7 @@ async function confirm(io: CliIo, question: string): Promise<boolean> {
  * ends the old token at once; `--overlap` gives it another grace period (never longer than it had).
  */
 export async function rotateCommand(given: string[], options: RotateCommandOptions, io: CliIo): Promise<number> {
-  const { settings, policy, notificationTargets } = await loadRuntime(options, io);
+  const { settings, policy, notificationTargets, env } = await loadRuntime(options, io);
   // `rotate a a` is one emergency, not two regenerates.
   const names = [...new Set(given)];
   const issues: ConfigIssue[] = [];
@@ -76,24 +77,27 @@ export async function rotateCommand(given: string[], options: RotateCommandOptio
   }
 
   const logger = createLogger({ level: settings.logLevel });
-  warnAboutUnsafeSettings(settings, io.env, logger);
-  const opened = await openRotationDeps(settings, logger, systemClock, io.env, {}, io.cwd);
+  warnAboutUnsafeSettings(settings, env, logger);
+  const opened = await openRotationDeps(settings, logger, systemClock, env, {}, io.cwd);
   const { deps } = opened;
   logger.warn({ tokens: names, reason, overlapMs: overlapMs ?? null }, 'emergency rotation requested');
   const notify = createNotifier(notificationTargets, logger);
-  const outcomes = [];
+  const rotated = [];
   for (const name of names) {
     const force = overlapMs === undefined ? { reason } : { reason, overlapMs };
-    const outcome = await rotateToken(known.get(name)!, deps, {
-      force,
-      lockWaitMs: EMERGENCY_LOCK_WAIT_MS,
-      ...(options.heldId !== undefined ? { heldId: options.heldId } : {}),
-    });
-    await notify(outcome, systemClock.now());
-    outcomes.push(outcome);
+    rotated.push(
+      await rotateToken(known.get(name)!, deps, {
+        force,
+        lockWaitMs: EMERGENCY_LOCK_WAIT_MS,
+        ...(options.heldId !== undefined ? { heldId: options.heldId } : {}),
+      }),
+    );
   }
+  // The leaked secret stays in every running app until it restarts: reload at once, each workload once.
+  const outcomes = await opened.runReloads(rotated.map((outcome) => ({ outcome, token: known.get(outcome.name) })));
+  await Promise.all(outcomes.map((o) => notify(o, systemClock.now())));
   await opened.close();
   io.stdout.write(options.json ? `${JSON.stringify(outcomes, null, 2)}\n` : formatOutcomes(outcomes));
   const stillAlive = outcomes.flatMap((o) => o.earlierTokens ?? []).some((t) => t.result === 'still-alive');
-  return outcomes.every((o) => o.action === 'rotated' && o.orphans.length === 0) && !stillAlive ? EXIT.ok : EXIT.failed;
+  return outcomes.every((o) => o.action === 'rotated' && !needsAttention(o)) && !stillAlive ? EXIT.ok : EXIT.failed;
 }

@@ -7,7 +7,7 @@ import { assessSinks, describeDrift } from '../../policy/sink-drift.js';
 import { snapshotSinks } from '../../rotation/assess-token.js';
 import { findStrayEntries } from '../../rotation/stray-entries.js';
 import { strayStatus, type TokenStatus, tokenStatus, unreadableStatus } from '../../rotation/token-status.js';
-import { sinkTypes } from '../../sinks/registry.js';
+import { sinkTypesByName } from '../../sinks/registry.js';
 import { openSinkSet } from '../../sinks/sink-set.js';
 import { openStateBackend, type StateBackendName } from '../../state/backends/registry.js';
 import { formatTable, shortDate } from '../format-table.js';
@@ -45,17 +45,15 @@ function skewNote(rows: TokenStatus[]): string {
  * last rotation, next due, pending deliveries, drifted sinks, last error.
  */
 export async function statusCommand(options: GlobalOptions & { json?: boolean }, io: CliIo): Promise<number> {
-  const { settings, policy } = await loadRuntime(options, io);
+  const { settings, policy, env } = await loadRuntime(options, io);
+  const logger = createLogger({ level: settings.logLevel });
   const backend = await openStateBackend(settings.stateBackend as StateBackendName, {
     dir: settings.stateDir,
-    env: io.env,
+    env,
     clock: systemClock,
+    logger,
   });
-  const sinks = openSinkSet(sinkTypes, {
-    logger: createLogger({ level: settings.logLevel }),
-    env: io.env,
-    reference: referenceReader(io.env, io.cwd),
-  });
+  const sinks = openSinkSet(sinkTypesByName, { logger, env, reference: referenceReader(env, io.cwd) });
   const now = systemClock.now();
   try {
     const rows = await Promise.all(

@@ -1,5 +1,6 @@
 import { relative } from 'node:path';
 
+import { type StateBackendName, stateBackends } from '../../state/backends/registry.js';
 import { type CliIo, EXIT } from '../io.js';
 import { type GlobalOptions, loadRuntime } from '../load-runtime.js';
 
@@ -14,7 +15,7 @@ export async function validateCommand(options: GlobalOptions, io: CliIo): Promis
   io.stdout.write(
     `policy ${relative(io.cwd, policy.file) || policy.file}: ${policy.tokens.length} token(s), ${sinks} sink(s)\n` +
       `service ${settings.apiUrl.href}; ${auth}\n` +
-      `state ${settings.stateBackend} ${settings.stateDir}${env.ROTATOR_STATE_DIR ? '' : ' (beside the policy file)'}\n`,
+      `state ${stateBackends[settings.stateBackend as StateBackendName].where({ dir: settings.stateDir, env, hasStateKey: settings.stateKey !== undefined })}\n`,
   );
   return EXIT.ok;
 }

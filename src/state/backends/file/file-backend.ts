@@ -6,6 +6,7 @@ import type { StateBackendType } from '../../state-backend.js';
  */
 export const fileStateBackend: StateBackendType = {
   summary: 'files in ROTATOR_STATE_DIR (the default)',
+  where: ({ dir, env }) => `file ${dir}${env.ROTATOR_STATE_DIR ? '' : ' (beside the policy file)'}`,
   async open({ dir, clock }) {
     const [{ fileStateStore }, { fileJournal }, { fileNameLocks }] = await Promise.all([
       import('./file-state-store.js'),

@@ -1,0 +1,16 @@
+import type { Env } from '../common/env-variables.js';
+import type { ConfigIssue } from '../errors.js';
+import { defaultNamespace } from './connection.js';
+
+/**
+ * The namespace a configuration gives, or the default when it gives none: the rotator's own in a
+ * cluster, else the kubeconfig context's. When there is no default, an issue at `namespace`.
+ * Undefined also when the given one is not a string (its schema says why).
+ */
+export function namespaceOrDefault(raw: unknown, env: Env, issues: ConfigIssue[]): string | undefined {
+  const given = (raw as { namespace?: unknown } | null)?.namespace;
+  if (given !== undefined) return typeof given === 'string' ? given : undefined;
+  const found = defaultNamespace(env);
+  if (!found) issues.push({ path: 'namespace', message: 'required here: not in a cluster, and no kubeconfig context to take it from' });
+  return found;
+}

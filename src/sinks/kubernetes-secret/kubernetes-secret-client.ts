@@ -1,0 +1,151 @@
+import type { ISecret } from 'kubernetes-models/v1/Secret';
+
+import { SinkError } from '../../errors.js';
+import { kubernetesClient } from '../../kubernetes/client.js';
+import { MANAGED_BY, MANAGED_BY_LABEL } from '../../kubernetes/names.js';
+import type { Secret } from '../../secret.js';
+import { parseFileContent, renderFile } from '../file/file-format.js';
+import type { SinkClient, SinkOpenContext, StoredTokenMeta, TokenMeta } from '../sink.js';
+import { describeKubernetesSecret, type KubernetesSecretSinkConfig } from './kubernetes-secret-config.js';
+
+/** Beside the secret, never in it: what drift repair and a lost state are recovered from. */
+export const ANNOTATIONS = {
+  tokenName: 'token-rotator.io/token-name',
+  tokenId: 'token-rotator.io/token-id',
+  expiresAt: 'token-rotator.io/expires-at',
+  rotationId: 'token-rotator.io/rotation-id',
+  rotatedAt: 'token-rotator.io/rotated-at',
+} as const;
+
+const secretPath = (config: KubernetesSecretSinkConfig) =>
+  `/api/v1/namespaces/${encodeURIComponent(config.namespace)}/secrets/${encodeURIComponent(config.name)}`;
+const describe = describeKubernetesSecret;
+
+export function kubernetesSecretClient(context: SinkOpenContext): SinkClient<KubernetesSecretSinkConfig> {
+  const api = () => kubernetesClient(context.env, context.logger);
+
+  async function current(config: KubernetesSecretSinkConfig, signal: AbortSignal | undefined): Promise<ISecret | undefined> {
+    return (await api()).get<ISecret>(secretPath(config), { signal });
+  }
+
+  return {
+    async write(config, secret, meta, { signal }) {
+      signal?.throwIfAborted();
+      const content = render(config, secret, meta);
+      const existing = await guarded(config, () => current(config, signal));
+      if (existing) {
+        refuseForeign(config, existing);
+        if (existing.type && existing.type !== config.secretType) {
+          throw new SinkError(
+            `cannot write ${describe(config)}: it has type ${existing.type}, and a Secret's type cannot change; set secretType: ${existing.type} on the sink or remove the Secret`,
+          );
+        }
+        if (holdsAlready(existing, config, content, meta)) return 'unchanged';
+      }
+      signal?.throwIfAborted();
+      // Forced: the Secret is ours (or adopted), and a `kubectl edit` of its key must not block the repair.
+      await guarded(config, async () =>
+        (await api()).patch(secretPath(config), applied(config, content, meta), 'apply', { force: true, signal }),
+      );
+      return existing ? 'updated' : 'created';
+    },
+
+    async read(config, { signal }) {
+      signal?.throwIfAborted();
+      const existing = await guarded(config, () => current(config, signal));
+      if (!existing) return undefined;
+      const data = existing.data?.[config.key];
+      const unowned = foreignReason(config, existing);
+      const meta = unowned ? {} : storedMeta(existing.metadata?.annotations ?? {});
+      if (!data) return { secret: undefined, meta, ...(unowned ? { unowned } : {}) };
+      const parsed = parseFileContent(config.format, Buffer.from(data, 'base64').toString('utf8'), config.envKey);
+      // The annotations speak for the whole Secret; a json key's own fields only fill what they lack.
+      return { secret: parsed?.secret, meta: { ...parsed?.meta, ...meta }, ...(unowned ? { unowned } : {}) };
+    },
+
+    async close() {},
+  };
+}
+
+/** The exact bytes in the key: the file sink's formats, so an app reads them the same way. */
+function render(config: KubernetesSecretSinkConfig, secret: Secret, meta: TokenMeta): string {
+  try {
+    return renderFile(config.format, secret, meta, config.envKey);
+  } catch (error) {
+    throw new SinkError(`cannot write ${describe(config)}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/** Why another tool's Secret is not ours to write; undefined when it is ours or the policy says to take it over. */
+function foreignReason(config: KubernetesSecretSinkConfig, existing: ISecret): string | undefined {
+  if (existing.metadata?.labels?.[MANAGED_BY_LABEL] === MANAGED_BY || config.adopt) return undefined;
+  const by = existing.metadata?.labels?.[MANAGED_BY_LABEL];
+  return (
+    `exists and is not managed by token-rotator` +
+    `${by ? ` (${MANAGED_BY_LABEL}: ${by})` : ` (no ${MANAGED_BY_LABEL} label)`}; set adopt: true on the sink to take it over`
+  );
+}
+
+/** Another tool's Secret is left alone unless the policy says to take it over. */
+function refuseForeign(config: KubernetesSecretSinkConfig, existing: ISecret): void {
+  const reason = foreignReason(config, existing);
+  if (reason) throw new SinkError(`refusing to write ${describe(config)}: it ${reason}`);
+}
+
+/** The same secret from the same rotation, already there: a write would change nothing. */
+function holdsAlready(existing: ISecret, config: KubernetesSecretSinkConfig, content: string, meta: TokenMeta): boolean {
+  const annotations = existing.metadata?.annotations ?? {};
+  const data = existing.data?.[config.key];
+  return (
+    existing.metadata?.labels?.[MANAGED_BY_LABEL] === MANAGED_BY &&
+    data !== undefined &&
+    Buffer.from(data, 'base64').toString('utf8') === content &&
+    annotations[ANNOTATIONS.rotationId] === meta.rotationId &&
+    annotations[ANNOTATIONS.tokenId] === meta.id &&
+    Object.entries(config.labels).every(([k, v]) => existing.metadata?.labels?.[k] === v) &&
+    Object.entries(config.annotations).every(([k, v]) => annotations[k] === v)
+  );
+}
+
+/** The fields token-rotator owns in the Secret, as a server-side apply configuration. */
+function applied(config: KubernetesSecretSinkConfig, content: string, meta: TokenMeta): ISecret {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: {
+      name: config.name,
+      namespace: config.namespace,
+      labels: { ...config.labels, [MANAGED_BY_LABEL]: MANAGED_BY },
+      annotations: {
+        ...config.annotations,
+        [ANNOTATIONS.tokenName]: meta.name,
+        [ANNOTATIONS.tokenId]: meta.id,
+        [ANNOTATIONS.expiresAt]: meta.expiresAt ? meta.expiresAt.toISOString() : 'never',
+        [ANNOTATIONS.rotationId]: meta.rotationId,
+        [ANNOTATIONS.rotatedAt]: meta.rotatedAt.toISOString(),
+      },
+    },
+    type: config.secretType,
+    data: { [config.key]: Buffer.from(content, 'utf8').toString('base64') },
+  };
+}
+
+function storedMeta(annotations: Record<string, string>): StoredTokenMeta {
+  const expiresAt = annotations[ANNOTATIONS.expiresAt];
+  return {
+    ...(annotations[ANNOTATIONS.tokenId] ? { id: annotations[ANNOTATIONS.tokenId] } : {}),
+    ...(expiresAt ? { expiresAt: expiresAt === 'never' ? null : expiresAt } : {}),
+    ...(annotations[ANNOTATIONS.rotationId] ? { rotationId: annotations[ANNOTATIONS.rotationId] } : {}),
+    ...(annotations[ANNOTATIONS.rotatedAt] ? { rotatedAt: annotations[ANNOTATIONS.rotatedAt] } : {}),
+  };
+}
+
+/** Kubernetes errors become sink errors naming the Secret; an abort stays an abort. */
+async function guarded<T>(config: KubernetesSecretSinkConfig, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if ((error as Error)?.name === 'AbortError' || error instanceof SinkError) throw error;
+    throw new SinkError(`cannot reach ${describe(config)}: ${(error as Error).message}`, { cause: error });
+  }
+}

@@ -1,0 +1,51 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+import { type KubernetesDouble, startKubernetesDouble } from '../../src/emulator/kubernetes/index.js';
+
+/**
+ * The Kubernetes API double with a kubeconfig for it in `dir` (0600: it holds the bearer), and the
+ * environment that makes token-rotator (and kubectl) use it and nothing else.
+ */
+export async function kubernetesHere(dir: string, options: { namespaces?: string[]; namespace?: string } = {}) {
+  const double = await startKubernetesDouble({ namespaces: options.namespaces ?? ['apps', 'token-rotator'] });
+  const kubeconfig = join(dir, 'kubeconfig');
+  await writeFile(kubeconfig, double.kubeconfig({ namespace: options.namespace ?? 'token-rotator' }), { mode: 0o600 });
+  return { double, kubeconfig, env: { KUBECONFIG: kubeconfig, HOME: dir } };
+}
+
+export type KubernetesHere = Awaited<ReturnType<typeof kubernetesHere>>;
+
+/** A Secret's data key, decoded; undefined when the Secret or the key is missing. */
+export function secretData(double: KubernetesDouble, namespace: string, name: string, key: string): string | undefined {
+  const data = (double.objects.get('secrets', namespace, name)?.data ?? {}) as Record<string, string>;
+  return data[key] === undefined ? undefined : Buffer.from(data[key], 'base64').toString('utf8');
+}
+
+/** A Deployment as `kubectl create deployment` would leave it, to be restarted. */
+export function seedDeployment(
+  double: KubernetesDouble,
+  namespace: string,
+  name: string,
+  extra: { paused?: boolean; labels?: Record<string, string> } = {},
+) {
+  const labels = { app: name, ...extra.labels };
+  return double.objects.put({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace, labels },
+    spec: {
+      replicas: 1,
+      ...(extra.paused ? { paused: true } : {}),
+      selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'app', image: 'example/app:1' }] } },
+    },
+  });
+}
+
+/** The pod-template annotation a rollout reload sets; undefined when never restarted. */
+export function restartedAt(double: KubernetesDouble, namespace: string, name: string, resource = 'deployments'): string | undefined {
+  const object = double.objects.get(resource, namespace, name) as
+    { spec?: { template?: { metadata?: { annotations?: Record<string, string> } } } } | undefined;
+  return object?.spec?.template?.metadata?.annotations?.['token-rotator.io/restartedAt'];
+}

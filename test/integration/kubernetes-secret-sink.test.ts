@@ -1,0 +1,186 @@
+import { rm } from 'node:fs/promises';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { Secret } from '../../src/secret.js';
+import { FILE_FORMATS } from '../../src/sinks/file/file-format.js';
+import { type KubernetesSecretSinkConfig, kubernetesSecretSinkType } from '../../src/sinks/kubernetes-secret/kubernetes-secret-sink.js';
+import type { SinkClient, TokenMeta } from '../../src/sinks/sink.js';
+import { sinkContract } from '../contracts/sink-contract.js';
+import { silentLogger } from '../fakes/fake-deps.js';
+import { type KubernetesHere, kubernetesHere, secretData } from '../helpers/kubernetes.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+
+let k: KubernetesHere;
+let dir: string;
+let count = 0;
+
+beforeAll(async () => {
+  dir = await makeTempDir();
+  k = await kubernetesHere(dir, { namespaces: ['apps', 'token-rotator'] });
+});
+afterAll(async () => {
+  await k.double.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+function configOf(raw: Record<string, unknown>): KubernetesSecretSinkConfig {
+  const parsed = kubernetesSecretSinkType.parse({ type: 'kubernetes-secret', ...raw }, { policyDir: dir, env: k.env });
+  if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
+  return parsed.config;
+}
+
+/** The secret as someone else would have put it in the key, in the sink's format, with no metadata of ours. */
+function foreignContent(config: KubernetesSecretSinkConfig, secret: Secret): string {
+  switch (config.format) {
+    case 'raw':
+      return secret.reveal();
+    case 'env':
+      return `${config.envKey}=${secret.reveal()}\n`;
+    case 'json':
+      return JSON.stringify({ token: secret.reveal() });
+  }
+}
+
+for (const format of FILE_FORMATS) {
+  sinkContract(`kubernetes-secret (${format})`, () => ({
+    type: kubernetesSecretSinkType,
+    // It connects through the kubeconfig, as kubectl would; it takes no credential by reference.
+    context: { env: k.env, reference: () => undefined },
+    ownership: 'marker',
+    config: () => configOf({ name: `contract-${format}-${++count}`, namespace: 'apps', format }),
+    // The annotations carry the metadata, whatever the format of the key.
+    carriesMetadata: () => true,
+    async plantForeign(config, secret) {
+      // As `kubectl create secret generic` leaves it: no label of ours.
+      k.double.objects.put({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: config.name, namespace: config.namespace },
+        type: 'Opaque',
+        stringData: { [config.key]: foreignContent(config, secret) },
+      });
+    },
+    async breakDestination(config) {
+      // Ours, but frozen: the API server refuses any change to an immutable Secret's data.
+      k.double.objects.put({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: config.name, namespace: config.namespace, labels: { 'app.kubernetes.io/managed-by': 'token-rotator' } },
+        type: 'Opaque',
+        immutable: true,
+        stringData: { [config.key]: 'frozen' },
+      });
+    },
+    adoptingConfig: (config) => ({ ...config, adopt: true }),
+  }));
+}
+
+describe('the kubernetes-secret sink, beyond the contract', () => {
+  const meta = (over: Partial<TokenMeta> = {}): TokenMeta => ({
+    name: 'ingest',
+    id: 'tok-2',
+    expiresAt: new Date('2027-01-01T00:00:00.000Z'),
+    rotationId: 'rot-1',
+    rotatedAt: new Date('2026-11-22T12:00:00.000Z'),
+    ...over,
+  });
+  const open = (): Promise<SinkClient<KubernetesSecretSinkConfig>> =>
+    kubernetesSecretSinkType.open({ logger: silentLogger(), env: k.env, reference: () => undefined });
+
+  it("keeps the Secret's other keys, labels and annotations, and marks it as ours without the secret", async () => {
+    const config = configOf({
+      name: 'shared',
+      namespace: 'apps',
+      labels: { team: 'ingest' },
+      annotations: { 'example.com/owner': 'ingest' },
+    });
+    k.double.objects.put({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        name: 'shared',
+        namespace: 'apps',
+        labels: { 'app.kubernetes.io/managed-by': 'token-rotator', keep: 'me' },
+        annotations: { note: 'hand' },
+      },
+      type: 'Opaque',
+      stringData: { other: 'kept', token: 'old' },
+    });
+    const client = await open();
+    expect(await client.write(config, new Secret('s3cret-canary-shared'), meta(), {})).toBe('updated');
+    const stored = k.double.objects.get('secrets', 'apps', 'shared') as {
+      metadata: { labels: Record<string, string>; annotations: Record<string, string> };
+    };
+    expect(secretData(k.double, 'apps', 'shared', 'token')).toBe('s3cret-canary-shared');
+    expect(secretData(k.double, 'apps', 'shared', 'other')).toBe('kept');
+    expect(stored.metadata.labels).toEqual({ 'app.kubernetes.io/managed-by': 'token-rotator', keep: 'me', team: 'ingest' });
+    expect(stored.metadata.annotations).toEqual({
+      note: 'hand',
+      'example.com/owner': 'ingest',
+      'token-rotator.io/token-name': 'ingest',
+      'token-rotator.io/token-id': 'tok-2',
+      'token-rotator.io/expires-at': '2027-01-01T00:00:00.000Z',
+      'token-rotator.io/rotation-id': 'rot-1',
+      'token-rotator.io/rotated-at': '2026-11-22T12:00:00.000Z',
+    });
+    expect(JSON.stringify(stored.metadata)).not.toContain('s3cret-canary-shared');
+    const apply = k.double.requests.filter((r) => r.method === 'PATCH' && r.path.endsWith('/secrets/shared')).at(-1)!;
+    expect(apply).toMatchObject({
+      contentType: 'application/apply-patch+yaml',
+      fieldManager: 'token-rotator',
+      query: expect.objectContaining({ force: 'true' }),
+    });
+  });
+
+  it('does not write again what it already holds: one read, no patch', async () => {
+    const config = configOf({ name: 'quiet', namespace: 'apps' });
+    const client = await open();
+    await client.write(config, new Secret('same'), meta(), {});
+    const before = k.double.requests.length;
+    expect(await client.write(config, new Secret('same'), meta(), {})).toBe('unchanged');
+    expect(k.double.requests.slice(before).map((r) => r.method)).toEqual(['GET']);
+  });
+
+  it('refuses a Secret of another type, naming both, since a type cannot change', async () => {
+    const config = configOf({ name: 'typed', namespace: 'apps' });
+    k.double.objects.put({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'typed', namespace: 'apps', labels: { 'app.kubernetes.io/managed-by': 'token-rotator' } },
+      type: 'example.com/other',
+      stringData: { token: 'x' },
+    });
+    const client = await open();
+    await expect(client.write(config, new Secret('s'), meta(), {})).rejects.toMatchObject({
+      code: 'ERR_SINK',
+      message: expect.stringMatching(/kubernetes-secret apps\/typed\[token\].*type example\.com\/other.*secretType: example\.com\/other/),
+    });
+  });
+
+  it('reads the current id from the annotations, whatever the format of the key', async () => {
+    const config = configOf({ name: 'envfile', namespace: 'apps', format: 'env', envKey: 'INGEST_TOKEN' });
+    const client = await open();
+    await client.write(config, new Secret('env-secret'), meta(), {});
+    expect(secretData(k.double, 'apps', 'envfile', 'token')).toBe('INGEST_TOKEN=env-secret\n');
+    const content = await client.read(config, {});
+    expect(content?.secret?.reveal()).toBe('env-secret');
+    expect(content?.meta).toEqual({
+      id: 'tok-2',
+      expiresAt: '2027-01-01T00:00:00.000Z',
+      rotationId: 'rot-1',
+      rotatedAt: '2026-11-22T12:00:00.000Z',
+    });
+  });
+
+  it('names the Secret and the missing namespace when the API refuses, never the bearer', async () => {
+    const config = configOf({ name: 'nowhere', namespace: 'no-such-namespace' });
+    const client = await open();
+    const error = await client.write(config, new Secret('s'), meta(), {}).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    expect(error?.message).toMatch(/kubernetes-secret no-such-namespace\/nowhere\[token\].*404 NotFound/);
+    expect(String(error?.stack)).not.toContain(k.double.token);
+  });
+});
