@@ -1,0 +1,188 @@
+import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+
+import type { KubernetesDouble } from '../../src/emulator/kubernetes/index.js';
+import { startKubernetesDouble } from '../../src/emulator/kubernetes/index.js';
+import { createKubernetesClient } from '../../src/kubernetes/client.js';
+import { resolveConnection } from '../../src/kubernetes/connection.js';
+import { silentLogger } from '../fakes/fake-deps.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+
+let double: KubernetesDouble;
+let dir: string;
+const port = () => new URL(double.httpsUrl).port;
+const ca64 = () => Buffer.from(double.ca).toString('base64');
+
+beforeAll(async () => {
+  double = await startKubernetesDouble({ namespaces: ['team-a', 'team-b'] });
+});
+afterAll(() => double.close());
+beforeEach(async () => {
+  dir = await makeTempDir();
+  return () => rm(dir, { recursive: true, force: true });
+});
+
+/** A call that needs the bearer: listing Secrets in the connection's own namespace. */
+async function listSecrets(env: Record<string, string>, serviceAccountDir?: string) {
+  const connection = resolveConnection(env, serviceAccountDir ? { serviceAccountDir } : {});
+  if (!connection) throw new Error('no connection');
+  const client = createKubernetesClient(connection, { logger: silentLogger() });
+  return { connection, client, list: () => client.list(`/api/v1/namespaces/${connection.namespace}/secrets`) };
+}
+
+function kubeconfig(parts: { clusters?: unknown[]; users?: unknown[]; contexts?: unknown[]; current?: string }) {
+  return stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: parts.clusters ?? [],
+    users: parts.users ?? [],
+    contexts: parts.contexts ?? [],
+    ...(parts.current ? { 'current-context': parts.current } : {}),
+  });
+}
+
+describe('connecting as kubectl does', () => {
+  it("in a pod: the service account's token, CA and namespace, with no setting; the token is read again after a 401, as the kubelet rotates it", async () => {
+    const sa = join(dir, 'serviceaccount');
+    await mkdir(sa);
+    await writeFile(join(sa, 'token'), 'an-expired-projected-token');
+    await writeFile(join(sa, 'ca.crt'), double.ca);
+    await writeFile(join(sa, 'namespace'), 'team-a');
+    const env = { KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: port() };
+    const { connection, list } = await listSecrets(env, sa);
+    expect(connection).toMatchObject({
+      namespace: 'team-a',
+      describe: 'in-cluster service account',
+      server: new URL(`https://127.0.0.1:${port()}`),
+    });
+    await expect(list()).rejects.toMatchObject({
+      code: 'ERR_KUBERNETES',
+      status: 401,
+      message: expect.stringMatching(/credentials were refused/),
+    });
+    // The kubelet writes the fresh token: the next call reads it, without a restart.
+    await writeFile(join(sa, 'token'), double.token);
+    await expect(list()).resolves.toEqual([]);
+  });
+
+  it('elsewhere: KUBECONFIG, a list of files merged as kubectl merges them, and its current context and namespace', async () => {
+    await writeFile(
+      join(dir, 'a.yaml'),
+      kubeconfig({
+        current: 'dev',
+        contexts: [{ name: 'dev', context: { cluster: 'double', user: 'me', namespace: 'team-b' } }],
+        clusters: [{ name: 'double', cluster: { server: double.httpsUrl, 'certificate-authority-data': ca64() } }],
+      }),
+    );
+    // The second file's entries of the same names lose; its own new ones count.
+    await writeFile(
+      join(dir, 'b.yaml'),
+      kubeconfig({
+        current: 'other',
+        clusters: [{ name: 'double', cluster: { server: 'https://192.0.2.1:6443' } }],
+        users: [{ name: 'me', user: { token: double.token } }],
+      }),
+    );
+    const { connection, list } = await listSecrets({ KUBECONFIG: `${join(dir, 'a.yaml')}:${join(dir, 'b.yaml')}` });
+    expect(connection).toMatchObject({ namespace: 'team-b', describe: 'kubeconfig context dev' });
+    await expect(list()).resolves.toEqual([]);
+  });
+
+  it('without KUBECONFIG: ~/.kube/config, with relative paths read from beside it', async () => {
+    await mkdir(join(dir, '.kube'));
+    await writeFile(join(dir, '.kube', 'ca.pem'), double.ca);
+    await writeFile(join(dir, '.kube', 'token'), double.token);
+    await writeFile(
+      join(dir, '.kube', 'config'),
+      kubeconfig({
+        current: 'home',
+        contexts: [{ name: 'home', context: { cluster: 'c', user: 'u' } }],
+        clusters: [{ name: 'c', cluster: { server: double.httpsUrl, 'certificate-authority': 'ca.pem' } }],
+        users: [{ name: 'u', user: { tokenFile: 'token' } }],
+      }),
+    );
+    const { connection, list } = await listSecrets({ HOME: dir });
+    expect(connection.namespace).toBe('default');
+    await expect(list()).resolves.toEqual([]);
+  });
+
+  it('runs an exec credential plugin as kubectl does, and keeps its credential until it expires', async () => {
+    const plugin = join(dir, 'plugin.mjs');
+    const calls = join(dir, 'calls');
+    await writeFile(
+      plugin,
+      `#!${process.execPath}\n` +
+        `import { appendFileSync } from 'node:fs';\n` +
+        `const info = JSON.parse(process.env.KUBERNETES_EXEC_INFO);\n` +
+        `appendFileSync(${JSON.stringify(calls)}, info.apiVersion + ' ' + (info.spec.cluster?.server ?? '-') + '\\n');\n` +
+        `console.log(JSON.stringify({ apiVersion: info.apiVersion, kind: 'ExecCredential', status: { token: process.env.THE_TOKEN, expirationTimestamp: new Date(Date.now() + 3600_000).toISOString() } }));\n`,
+    );
+    await chmod(plugin, 0o755);
+    await writeFile(
+      join(dir, 'config'),
+      kubeconfig({
+        current: 'exec',
+        contexts: [{ name: 'exec', context: { cluster: 'c', user: 'u', namespace: 'team-a' } }],
+        clusters: [{ name: 'c', cluster: { server: double.httpsUrl, 'certificate-authority-data': ca64() } }],
+        users: [
+          {
+            name: 'u',
+            user: {
+              exec: {
+                apiVersion: 'client.authentication.k8s.io/v1',
+                command: './plugin.mjs',
+                env: [{ name: 'THE_TOKEN', value: double.token }],
+                provideClusterInfo: true,
+                interactiveMode: 'Never',
+              },
+            },
+          },
+        ],
+      }),
+    );
+    const { list } = await listSecrets({ KUBECONFIG: join(dir, 'config') });
+    await expect(list()).resolves.toEqual([]);
+    await expect(list()).resolves.toEqual([]);
+    const { readFile } = await import('node:fs/promises');
+    expect((await readFile(calls, 'utf8')).trim().split('\n')).toEqual([`client.authentication.k8s.io/v1 ${double.httpsUrl}/`]);
+  });
+
+  it('refuses what it cannot do safely, naming the context: auth-provider, basic auth, plain http away from loopback', async () => {
+    const cases: Array<[Record<string, unknown>, Record<string, unknown>, RegExp]> = [
+      [
+        { server: double.httpsUrl },
+        { 'auth-provider': { name: 'gcp' } },
+        /context 'x' uses the removed auth-provider mechanism; use an exec credential plugin/,
+      ],
+      [{ server: double.httpsUrl }, { username: 'admin', password: 'hunter2' }, /context 'x' uses basic auth/],
+      [
+        { server: 'http://192.0.2.10:8080' },
+        { token: 't' },
+        /plain http:\/\/ to 192\.0\.2\.10:8080 would send the bearer and secrets in clear/,
+      ],
+    ];
+    for (const [cluster, user, message] of cases) {
+      await writeFile(
+        join(dir, 'config'),
+        kubeconfig({
+          current: 'x',
+          contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+          clusters: [{ name: 'c', cluster }],
+          users: [{ name: 'u', user }],
+        }),
+      );
+      expect(() => resolveConnection({ KUBECONFIG: join(dir, 'config') })).toThrow(message);
+    }
+  });
+
+  it('has no connection at all without a pod or a kubeconfig, and says so when used', async () => {
+    expect(resolveConnection({ HOME: dir })).toBeUndefined();
+    const { kubernetesClient } = await import('../../src/kubernetes/client.js');
+    await expect(kubernetesClient({ HOME: dir }, silentLogger())).rejects.toThrow(
+      /no Kubernetes here: not in a cluster .*and no kubeconfig/,
+    );
+  });
+});
