@@ -108,9 +108,13 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
 
   program
     .command('validate')
-    .description('check the policy and the environment, without the network')
-    .action(async () => {
-      exitCode = await validateCommand(global(), io);
+    .description(
+      'check the policy and the environment, without the network (with --online, also against the real systems, changing nothing)',
+    )
+    .option('--online', 'also check the state, the service, every sink and every reload, without writing anything (exit 1 when one fails)')
+    .option('--json', 'print what was checked as JSON')
+    .action(async (options: { online?: boolean; json?: boolean }) => {
+      exitCode = await validateCommand({ ...global(), ...options }, io);
     });
 
   program

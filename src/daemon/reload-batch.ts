@@ -1,4 +1,4 @@
-import type { RotatedItem, RunReloads } from '../reload/run-reloads.js';
+import type { RotatedItem } from '../reload/run-reloads.js';
 import type { TokenOutcome } from '../rotation/outcome.js';
 
 /** A batch waits at most this long for the checks around it: a restart never waits on a slow neighbour for long. */
@@ -9,7 +9,11 @@ const MAX_WAIT_MS = 30_000;
  * wait for those checks, then reload together, so that a workload consuming several tokens rotated
  * at one time restarts once. `done` gets each outcome with its reload results.
  */
-export function reloadBatch(runReloads: RunReloads, done: (outcome: TokenOutcome) => Promise<void>, options: { maxWaitMs?: number } = {}) {
+export function reloadBatch(
+  runReloads: (items: readonly RotatedItem[]) => Promise<TokenOutcome[]>,
+  done: (outcome: TokenOutcome) => Promise<void>,
+  options: { maxWaitMs?: number } = {},
+) {
   let waiting: RotatedItem[] = [];
   let checks = 0;
   let timer: NodeJS.Timeout | undefined;

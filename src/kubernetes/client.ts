@@ -40,7 +40,8 @@ export interface KubernetesClient {
   create<T>(path: string, body: unknown, options?: { signal?: AbortSignal }): Promise<T>;
   /** PUT: conditional on the body's `metadata.resourceVersion` (409 Conflict when it moved). */
   replace<T>(path: string, body: unknown, options?: { signal?: AbortSignal }): Promise<T>;
-  patch<T>(path: string, body: unknown, kind: PatchKind, options?: { force?: boolean; signal?: AbortSignal }): Promise<T>;
+  /** `dryRun`: the API server checks permission and validity, and changes nothing. */
+  patch<T>(path: string, body: unknown, kind: PatchKind, options?: { force?: boolean; dryRun?: boolean; signal?: AbortSignal }): Promise<T>;
   /** Undefined for 404. */
   delete(path: string, options?: { resourceVersion?: string; signal?: AbortSignal }): Promise<void>;
 }
@@ -131,7 +132,11 @@ export function createKubernetesClient(connection: Connection, options: { logger
       call('PATCH', path, {
         json: body,
         contentType: PATCH_TYPES[kind],
-        searchParams: { fieldManager: FIELD_MANAGER, ...(kind === 'apply' && options.force ? { force: 'true' } : {}) },
+        searchParams: {
+          fieldManager: FIELD_MANAGER,
+          ...(kind === 'apply' && options.force ? { force: 'true' } : {}),
+          ...(options.dryRun ? { dryRun: 'All' } : {}),
+        },
         ...(options.signal ? { signal: options.signal } : {}),
       }),
     async delete(path, options = {}) {

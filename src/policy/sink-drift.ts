@@ -4,6 +4,8 @@ export type SinkReading =
   /** `fingerprint` undefined: there is content, but no secret this sink's format can find in it. */
   | { target: string; sink: string; state: 'present'; fingerprint: string | undefined }
   | { target: string; sink: string; state: 'unreadable'; error: string }
+  /** A write-only destination: what it holds cannot be known, only whether it was ever delivered to. */
+  | { target: string; sink: string; state: 'unchecked' }
   /** There is content, but another writer's, which this sink will not replace (a Secret without our label). */
   | { target: string; sink: string; state: 'unowned'; reason: string };
 
@@ -46,7 +48,11 @@ export function assessSinks(readings: readonly SinkReading[], recorded: Readonly
   const initial = recorded === undefined ? { initial: true as const } : {};
   for (const reading of readings) {
     const { target, sink } = reading;
-    if (reading.state === 'unreadable') {
+    if (reading.state === 'unchecked') {
+      // What it holds cannot be known; whether it was ever given the current secret can.
+      if (recorded === undefined) drift.push({ target, sink, kind: 'missing', detail: 'write-only: not delivered to yet', ...initial });
+      else if (recorded[target] === undefined) drift.push({ target, sink, kind: 'new' });
+    } else if (reading.state === 'unreadable') {
       drift.push({ target, sink, kind: 'unreadable', detail: reading.error });
     } else if (reading.state === 'unowned') {
       drift.push({ target, sink, kind: 'unowned', detail: reading.reason });
@@ -74,7 +80,7 @@ export const repairable = (drift: readonly DriftFinding[]) => drift.filter(isRep
 export function describeDrift(finding: DriftFinding): string {
   switch (finding.kind) {
     case 'missing':
-      return `${finding.sink} is missing`;
+      return `${finding.sink} is missing${finding.detail ? ` (${finding.detail})` : ''}`;
     case 'foreign':
       return `${finding.sink} holds another secret${finding.detail ? ` (${finding.detail})` : ''}`;
     case 'new':

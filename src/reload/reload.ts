@@ -61,4 +61,6 @@ export interface ReloadType<C extends { type: string }> {
 export interface Reloader<C> {
   /** Never throws: every failure is an outcome. */
   reload(config: C, token: RotatedToken, run: ReloadRun): Promise<ReloadOutcome[]>;
+  /** For `validate --online`: the target is there and may be reloaded, checked without reloading it; throws what is wrong. */
+  preflight?(config: C, options: { signal?: AbortSignal }): Promise<void>;
 }

@@ -38,7 +38,10 @@ export function openReloads(context: ReloadOpenContext) {
     return opened;
   };
 
-  return async function runReloads(items: readonly RotatedItem[], options: { signal?: AbortSignal } = {}): Promise<TokenOutcome[]> {
+  const runReloads = async function runReloads(
+    items: readonly RotatedItem[],
+    options: { signal?: AbortSignal } = {},
+  ): Promise<TokenOutcome[]> {
     const done = new Map<string, Promise<ReloadOutcome>>();
     const run: ReloadRun = {
       once(key, action) {
@@ -76,6 +79,14 @@ export function openReloads(context: ReloadOpenContext) {
       }),
     );
   };
+  /** For `validate --online`: `checked`, or `not supported` by this kind of reload; throws what is wrong. */
+  const preflight = async (config: ReloadConfig, options: { signal?: AbortSignal } = {}): Promise<'checked' | 'not supported'> => {
+    const opened = await client(config);
+    if (!opened.preflight) return 'not supported';
+    await opened.preflight(config, options);
+    return 'checked';
+  };
+  return Object.assign(runReloads, { preflight });
 }
 
 export type RunReloads = ReturnType<typeof openReloads>;

@@ -33,6 +33,7 @@ export async function snapshotSinks(policy: TokenPolicy, deps: ReadDeps, signal?
     policy.sinks.map(async (config): Promise<SinkReading> => {
       const target = deps.sinks.target(config);
       const sink = deps.sinks.describe(config);
+      if (!deps.sinks.readable(config)) return { target, sink, state: 'unchecked' };
       try {
         const content = await deps.sinks.read(config, { signal });
         if (!content) return { target, sink, state: 'missing' };

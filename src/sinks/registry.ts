@@ -1,4 +1,5 @@
 import type { Reference } from '../common/reference.js';
+import { type ExecSinkConfig, execSinkType } from './exec/exec-sink.js';
 import { fileSinkType } from './file/file-sink.js';
 import type { FileSinkConfig } from './file/file-sink-config.js';
 import { type KubernetesSecretSinkConfig, kubernetesSecretSinkType } from './kubernetes-secret/kubernetes-secret-sink.js';
@@ -8,9 +9,10 @@ import type { SinkType } from './sink.js';
 export const sinkTypes = {
   file: fileSinkType,
   'kubernetes-secret': kubernetesSecretSinkType,
+  exec: execSinkType,
 } satisfies { [K in SinkConfig['type']]: SinkType<Extract<SinkConfig, { type: K }>> };
 
-export type SinkConfig = FileSinkConfig | KubernetesSecretSinkConfig;
+export type SinkConfig = FileSinkConfig | KubernetesSecretSinkConfig | ExecSinkConfig;
 export type SinkTypeName = SinkConfig['type'];
 
 export function isSinkType(type: unknown): type is SinkTypeName {

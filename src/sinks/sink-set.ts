@@ -8,8 +8,12 @@ import type { SinkClient, SinkContent, SinkOpenContext, SinkType, TokenMeta, Wri
 export interface SinkSet<C extends { type: string }> {
   target(config: C): string;
   describe(config: C): string;
+  /** Whether what the destination holds can be read back (see SinkType.readable). */
+  readable(config: C): boolean;
   write(config: C, secret: Secret, meta: TokenMeta, options: { signal?: AbortSignal }): Promise<WriteResult>;
   read(config: C, options: { signal?: AbortSignal }): Promise<SinkContent | undefined>;
+  /** `checked` when the sink type can check without writing and found nothing wrong; throws what it found. */
+  preflight(config: C, options: { signal?: AbortSignal }): Promise<'checked' | 'not supported'>;
   close(): Promise<void>;
 }
 
@@ -36,8 +40,15 @@ export function openSinkSet<C extends { type: string }>(
   return {
     target: (config) => typeOf(config).target(config),
     describe: (config) => typeOf(config).describe(config),
+    readable: (config) => typeOf(config).readable?.(config) ?? true,
     write: async (config, secret, meta, options) => (await client(config)).write(config, secret, meta, options),
     read: async (config, options) => (await client(config)).read(config, options),
+    async preflight(config, options) {
+      const opened = await client(config);
+      if (!opened.preflight) return 'not supported';
+      await opened.preflight(config, options);
+      return 'checked';
+    },
     async close() {
       const opened = await Promise.allSettled([...clients.values()]);
       clients.clear();

@@ -79,6 +79,11 @@ export interface SinkType<C extends { type: string }> {
    */
   localPath?(config: C): string;
   /**
+   * False for a destination that cannot be read back (an exec sink without a `read` program): its
+   * drift cannot be known, so no check reads it or rotates for it. Readable when absent.
+   */
+  readable?(config: C): boolean;
+  /**
    * The environment variables a config takes credentials from (`…From` fields), each with its path
    * relative to the sink: checked to be set before any network call, like every other problem.
    */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { parsePolicy } from '../../src/config/load-policy.js';
+import { sinkTypes } from '../../src/sinks/registry.js';
 import { policyProblems } from '../helpers/config-problems.js';
 
 const FILE = '/etc/rotator/rotation.yaml';
@@ -95,7 +96,7 @@ tokens:
     renewBefore: soon
     colour: blue
     sinks:
-      - { type: vault, path: x }
+      - { type: carrier-pigeon, path: x }
       - { type: file, path: x, format: yaml }
 `);
     expect(found).toEqual(
@@ -103,7 +104,7 @@ tokens:
         'tokens[0].sinks[0].path: required',
         'tokens[1].renewBefore: \'soon\' is not a duration such as 90s, 15m, 1h30m, 7d, 2w or ISO 8601 P7D, or a share such as "33%"',
         'tokens[1].colour: unknown key (allowed: name, id, renewBefore, overlap, lifetime, maxAge, onDrift, schedule, timezone, jitter, reload, sinks)',
-        'tokens[1].sinks[0].type: unknown sink type "vault"; one of: file, kubernetes-secret',
+        `tokens[1].sinks[0].type: unknown sink type "carrier-pigeon"; one of: ${Object.keys(sinkTypes).join(', ')}`,
         'tokens[1].sinks[1].format: must be one of: "raw", "env", "json"',
       ]),
     );
@@ -118,7 +119,7 @@ tokens:
   - name: a
     id: "1"
     sinks:
-      - { type: vault, path: x }
+      - { type: carrier-pigeon, path: x }
       - { type: file, path: x, format: yaml }
       - { type: file, path: same.token }
       - { type: file, path: y, key: K }
@@ -127,7 +128,7 @@ tokens:
     expect(found).toEqual([
       'tokens[1].id: the same token as tokens[0]; one token, one name',
       "tokens[1].name: 'a' is already used by tokens[0]; names must be unique",
-      'tokens[1].sinks[0].type: unknown sink type "vault"; one of: file, kubernetes-secret',
+      `tokens[1].sinks[0].type: unknown sink type "carrier-pigeon"; one of: ${Object.keys(sinkTypes).join(', ')}`,
       'tokens[1].sinks[1].format: must be one of: "raw", "env", "json"',
       'tokens[1].sinks[2]: writes to the same place as tokens[0].sinks[0]',
       'tokens[1].sinks[3].key: only used with format: env',

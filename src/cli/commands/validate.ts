@@ -1,21 +1,50 @@
 import { relative } from 'node:path';
 
+import { createLogger } from '../../log/logger.js';
 import { type StateBackendName, stateBackends } from '../../state/backends/registry.js';
+import { formatTable } from '../format-table.js';
 import { type CliIo, EXIT } from '../io.js';
 import { type GlobalOptions, loadRuntime } from '../load-runtime.js';
+import { onlineChecks } from '../online-checks.js';
 
-/** Policy and environment checks, no network: exit 0, or 2 with every problem listed. */
-export async function validateCommand(options: GlobalOptions, io: CliIo): Promise<number> {
-  const { settings, policy, env } = await loadRuntime(options, io);
+/**
+ * Policy and environment checks, no network: exit 0, or 2 with every problem listed. With
+ * `--online`, then what can be checked against the real systems without changing them: exit 1 when
+ * any of it failed.
+ */
+export async function validateCommand(options: GlobalOptions & { online?: boolean; json?: boolean }, io: CliIo): Promise<number> {
+  const runtime = await loadRuntime(options, io);
+  const { settings, policy, env } = runtime;
   const sinks = policy.tokens.reduce((n, t) => n + t.sinks.length, 0);
   const auth =
     settings.auth.kind === 'static'
       ? `static bearer${settings.orgId ? ` with org id ${settings.orgId}` : ''}`
       : `OAuth client credentials (${settings.auth.method}) for client ${settings.auth.clientId} via ${(settings.auth.issuer ?? settings.auth.tokenUrl)!.href}`;
-  io.stdout.write(
-    `policy ${relative(io.cwd, policy.file) || policy.file}: ${policy.tokens.length} token(s), ${sinks} sink(s)\n` +
-      `service ${settings.apiUrl.href}; ${auth}\n` +
-      `state ${stateBackends[settings.stateBackend as StateBackendName].where({ dir: settings.stateDir, env, hasStateKey: settings.stateKey !== undefined })}\n`,
-  );
-  return EXIT.ok;
+  const summary = {
+    policy: relative(io.cwd, policy.file) || policy.file,
+    tokens: policy.tokens.length,
+    sinks,
+    service: `${settings.apiUrl.href}; ${auth}`,
+    state: stateBackends[settings.stateBackend as StateBackendName].where({
+      dir: settings.stateDir,
+      env,
+      hasStateKey: settings.stateKey !== undefined,
+    }),
+  };
+  const checks = options.online ? await onlineChecks(runtime, createLogger({ level: settings.logLevel })) : undefined;
+  if (options.json) {
+    io.stdout.write(`${JSON.stringify({ ...summary, ...(checks ? { checks } : {}) }, null, 2)}\n`);
+  } else {
+    io.stdout.write(
+      `policy ${summary.policy}: ${summary.tokens} token(s), ${sinks} sink(s)\nservice ${summary.service}\nstate ${summary.state}\n` +
+        (checks
+          ? `\n${formatTable(
+              ['CHECK', 'TARGET', 'RESULT', 'NOTE'],
+              checks.map((c) => [c.check, c.target, c.result, c.note ?? '']),
+            )}`
+          : ''),
+    );
+  }
+  if (!checks) return EXIT.ok;
+  return checks.some((c) => c.result === 'failed') ? EXIT.failed : EXIT.ok;
 }

@@ -1,7 +1,7 @@
 import { KubernetesError } from '../../errors.js';
 import { kubernetesClient } from '../../kubernetes/client.js';
 import type { Reloader, ReloadOpenContext, ReloadOutcome } from '../reload.js';
-import { type RolloutReloadConfig, selectorText, type WorkloadKind } from './rollout-config.js';
+import { describeRollout, type RolloutReloadConfig, selectorText, type WorkloadKind } from './rollout-config.js';
 
 /** The pod-template annotation a restart sets; `kubectl rollout restart` sets its own beside it. */
 export const RESTARTED_AT_ANNOTATION = 'token-rotator.io/restartedAt';
@@ -48,6 +48,32 @@ export function rolloutReloader(context: ReloadOpenContext): Reloader<RolloutRel
   }
 
   return {
+    async preflight(config, { signal }) {
+      const client = await api();
+      const names =
+        'name' in config.workload
+          ? [config.workload.name]
+          : (await client.list<Workload>(collection(config), { labelSelector: selectorText(config.workload.selector), signal })).flatMap(
+              (w) => (w.metadata?.name ? [w.metadata.name] : []),
+            );
+      if (names.length === 0) throw new KubernetesError(`no ${config.kind} in ${config.namespace} matches ${describeRollout(config)}`);
+      for (const name of names) {
+        const path = `${collection(config)}/${encodeURIComponent(name)}`;
+        if (!(await client.get<Workload>(path, { signal })))
+          throw new KubernetesError(`${config.kind} ${config.namespace}/${name} does not exist`);
+        // The very patch a restart sends, as a dry run: authorized and validated, stored nowhere.
+        await client.patch(
+          path,
+          { spec: { template: { metadata: { annotations: { [RESTARTED_AT_ANNOTATION]: 'preflight' } } } } },
+          'strategic',
+          {
+            dryRun: true,
+            signal,
+          },
+        );
+      }
+    },
+
     async reload(config, _token, run) {
       if ('name' in config.workload) {
         const { name } = config.workload;

@@ -1,5 +1,6 @@
-import { readFile } from 'node:fs/promises';
-import { relative } from 'node:path';
+import { constants } from 'node:fs';
+import { access, readFile, stat } from 'node:fs/promises';
+import { dirname, relative } from 'node:path';
 
 import { SinkError } from '../../errors.js';
 import { RefusedWriteError, writeFileAtomic } from '../../fs/atomic-write.js';
@@ -43,6 +44,15 @@ export function fileSinkClient(): SinkClient<FileSinkConfig> {
       return parseFileContent(config.format, text, config.envKey);
     },
 
+    async preflight(config, { signal }) {
+      signal?.throwIfAborted();
+      try {
+        await writable(await destination(config, 'write'));
+      } catch (error) {
+        throw new SinkError(`cannot write ${describe(config)}: ${describeFsError(error, config.path)}`, { cause: error });
+      }
+    },
+
     async close() {},
   };
 }
@@ -60,6 +70,33 @@ async function destination(config: FileSinkConfig, verb: 'read' | 'write'): Prom
     );
   }
   return config.path;
+}
+
+/**
+ * Whether a write could work, without writing: the file, when it is there, is a regular file; the
+ * nearest folder that exists is a folder this process may create files in (the temporary file, or
+ * the folders still missing, go there).
+ */
+async function writable(path: string): Promise<void> {
+  const existing = await stat(path).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    throw error;
+  });
+  if (existing?.isDirectory()) throw Object.assign(new Error('a folder'), { code: 'EISDIR', path });
+  let folder = dirname(path);
+  for (;;) {
+    const found = await stat(folder).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined;
+      throw error;
+    });
+    if (found) {
+      if (!found.isDirectory()) throw Object.assign(new Error('not a folder'), { code: 'ENOTDIR', path: folder });
+      await access(folder, constants.W_OK | constants.X_OK);
+      return;
+    }
+    if (dirname(folder) === folder) return;
+    folder = dirname(folder);
+  }
 }
 
 /** File system errors name the path and the errno, which is what an operator needs to act. */

@@ -3,7 +3,7 @@ import type { ISecret } from 'kubernetes-models/v1/Secret';
 import { SinkError } from '../../errors.js';
 import { kubernetesClient } from '../../kubernetes/client.js';
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../../kubernetes/names.js';
-import type { Secret } from '../../secret.js';
+import { Secret } from '../../secret.js';
 import { parseFileContent, renderFile } from '../file/file-format.js';
 import type { SinkClient, SinkOpenContext, StoredTokenMeta, TokenMeta } from '../sink.js';
 import { describeKubernetesSecret, type KubernetesSecretSinkConfig } from './kubernetes-secret-config.js';
@@ -63,9 +63,27 @@ export function kubernetesSecretClient(context: SinkOpenContext): SinkClient<Kub
       return { secret: parsed?.secret, meta: { ...parsed?.meta, ...meta }, ...(unowned ? { unowned } : {}) };
     },
 
+    async preflight(config, { signal }) {
+      signal?.throwIfAborted();
+      const existing = await guarded(config, () => current(config, signal));
+      if (existing) refuseForeign(config, existing);
+      // A dry run: the API server authorizes and validates the very apply a rotation sends, and stores nothing.
+      const probe: TokenMeta = { name: 'preflight', id: 'preflight', expiresAt: null, rotationId: 'preflight', rotatedAt: new Date(0) };
+      await guarded(config, async () =>
+        (await api()).patch(secretPath(config), applied(config, render(config, PREFLIGHT_VALUE, probe), probe), 'apply', {
+          force: true,
+          dryRun: true,
+          signal,
+        }),
+      );
+    },
+
     async close() {},
   };
 }
+
+/** What a dry-run apply carries in place of a secret: nothing is stored, and nothing secret is sent. */
+const PREFLIGHT_VALUE = new Secret('token-rotator-preflight');
 
 /** The exact bytes in the key: the file sink's formats, so an app reads them the same way. */
 function render(config: KubernetesSecretSinkConfig, secret: Secret, meta: TokenMeta): string {

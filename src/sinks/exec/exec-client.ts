@@ -1,0 +1,118 @@
+import { access, constants } from 'node:fs/promises';
+
+import { formatDuration } from '../../common/duration.js';
+import type { Env } from '../../common/env-variables.js';
+import { SinkError } from '../../errors.js';
+import { remoteText } from '../../http/remote-text.js';
+import type { Secret } from '../../secret.js';
+import { parseFileContent, renderFile } from '../file/file-format.js';
+import type { SinkClient, SinkOpenContext, TokenMeta } from '../sink.js';
+import { describeExec, type ExecSinkConfig } from './exec-sink-config.js';
+import { type ProgramResult, runProgram } from './run-program.js';
+
+/** What every program may see of the rotator's environment: enough to run, none of its credentials. */
+const BASE_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR'];
+const RESULTS = ['created', 'updated', 'unchanged'] as const;
+
+export function execSinkClient(context: SinkOpenContext): SinkClient<ExecSinkConfig> {
+  const envFor = (config: ExecSinkConfig, operation: 'write' | 'read' | 'preflight', meta?: TokenMeta): Record<string, string> => ({
+    ...pick(context.env, [...BASE_ENV, ...config.passEnv]),
+    TOKEN_ROTATOR_OPERATION: operation,
+    TOKEN_ROTATOR_FORMAT: config.format,
+    ...(meta
+      ? {
+          TOKEN_ROTATOR_NAME: meta.name,
+          TOKEN_ROTATOR_ID: meta.id,
+          TOKEN_ROTATOR_EXPIRES_AT: meta.expiresAt ? meta.expiresAt.toISOString() : 'never',
+          TOKEN_ROTATOR_ROTATION_ID: meta.rotationId,
+          TOKEN_ROTATOR_ROTATED_AT: meta.rotatedAt.toISOString(),
+        }
+      : {}),
+  });
+
+  return {
+    async write(config, secret, meta, { signal }) {
+      signal?.throwIfAborted();
+      let input: string;
+      try {
+        input = renderFile(config.format, secret, meta, config.envKey);
+      } catch (error) {
+        throw new SinkError(`cannot write ${describeExec(config)}: ${(error as Error).message}`, { cause: error });
+      }
+      const result = await run(config, config.program, config.command.slice(1), { input, env: envFor(config, 'write', meta), signal });
+      failUnlessZero(config, result, secret, 'write');
+      // The program may say what it did on its first line; anything else counts as a change.
+      const said = result.stdout.split('\n', 1)[0]!.trim();
+      return (RESULTS as readonly string[]).includes(said) ? (said as (typeof RESULTS)[number]) : 'updated';
+    },
+
+    async read(config, { signal }) {
+      signal?.throwIfAborted();
+      if (!config.read) return undefined; // write-only: the sink type says so, and nobody asks
+      const result = await run(config, config.read.program, config.read.command.slice(1), { env: envFor(config, 'read'), signal });
+      failUnlessZero(config, result, undefined, 'read');
+      return parseFileContent(config.format, result.stdout, config.envKey);
+    },
+
+    async preflight(config, { signal }) {
+      for (const program of [config.program, ...[config.read, config.preflight].flatMap((c) => (c ? [c.program] : []))]) {
+        try {
+          await access(program, constants.X_OK);
+        } catch {
+          throw new SinkError(`${describeExec(config)}: ${program} is not there or not executable any more`);
+        }
+      }
+      // Only a program made for it is asked: the write program might take an empty stdin for a secret.
+      if (!config.preflight) return;
+      const result = await run(config, config.preflight.program, config.preflight.command.slice(1), {
+        env: envFor(config, 'preflight'),
+        signal,
+      });
+      failUnlessZero(config, result, undefined, 'preflight');
+    },
+
+    async close() {},
+  };
+}
+
+function pick(env: Env, names: readonly string[]): Record<string, string> {
+  return Object.fromEntries(names.flatMap((name) => (env[name] !== undefined ? [[name, env[name]!]] : [])));
+}
+
+async function run(
+  config: ExecSinkConfig,
+  program: string,
+  args: string[],
+  options: { input?: string; env: Record<string, string>; signal: AbortSignal | undefined },
+): Promise<ProgramResult> {
+  try {
+    return await runProgram(program, args, {
+      ...options,
+      cwd: config.cwd,
+      timeoutMs: config.timeoutMs,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  } catch (error) {
+    if ((error as Error)?.name === 'AbortError') throw error;
+    throw new SinkError(
+      `${describeExec(config)} could not be started: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
+  }
+}
+
+/**
+ * A failed program, said with its exit and the end of what it wrote to stderr: masked like any
+ * peer's text, and without the secret, which a careless program might echo.
+ */
+function failUnlessZero(config: ExecSinkConfig, result: ProgramResult, secret: Secret | undefined, operation: string): void {
+  if (result.code === 0 && !result.timedOut) return;
+  const how = result.timedOut
+    ? `did not finish within ${formatDuration(config.timeoutMs)}`
+    : result.signal
+      ? `was killed by ${result.signal}`
+      : `exited with ${result.code}`;
+  let said = result.stderr.trim().split('\n').slice(-3).join(' ');
+  if (secret) said = said.split(secret.reveal()).join('[REDACTED]');
+  said = remoteText(said);
+  throw new SinkError(`${operation} through ${describeExec(config)} failed: the program ${how}${said ? `: ${said}` : ''}`);
+}
