@@ -10,7 +10,11 @@ import type { NameLocks } from '../state/name-locks.js';
 import type { StateStore } from '../state/state-store.js';
 
 /** The boundaries between protocol steps, where tests stop the process to prove crash safety. */
-export type Failpoint = 'intent' | 'regenerated' | 'staged' | 'delivered' | 'committed';
+/**
+ * The step boundaries a crash is simulated at. `written`: a sink holds the secret, but the journal
+ * does not say so yet, so the next run writes it again (and the sink must not make a second version).
+ */
+export type Failpoint = 'intent' | 'regenerated' | 'staged' | 'written' | 'delivered' | 'committed';
 
 /**
  * What an in-process failpoint throws to stand for the process dying at that step: `rotateToken`

@@ -65,6 +65,7 @@ export async function deliverStaged(
       // A holder stopped long enough to lose the name must not write over what the new holder delivers.
       await ctx.lock.assertHeld();
       const result = await deps.sinks.write(config, secret, meta, { signal: ctx.signal });
+      deps.failpoint?.('written');
       delivered.add(target);
       if (journal === 'durable') {
         await ctx.lock.assertHeld();

@@ -180,6 +180,7 @@ describe('crash-safe rotation', () => {
         note: 'after the answer, before it was staged: the one unavoidable orphan, reported',
       },
       { step: 'staged', regenerated: 1, orphans: 0, exit: 0, note: 'after staging: delivered without regenerating' },
+      { step: 'written', regenerated: 1, orphans: 0, exit: 0, note: 'a sink has it, the journal does not say so yet: written again' },
       { step: 'delivered', regenerated: 1, orphans: 0, exit: 0, note: 'after the first sink: the second gets the same secret' },
       { step: 'committed', regenerated: 1, orphans: 0, exit: 0, note: 'after the commit: the entry is only erased' },
     ])('killed at $step ($note)', async ({ step, regenerated, orphans, exit }) => {

@@ -267,6 +267,7 @@ describe('on Kubernetes, against the API double, as a new user would', () => {
       { step: 'intent', regenerated: 1, orphans: 0 },
       { step: 'regenerated', regenerated: 2, orphans: 1 },
       { step: 'staged', regenerated: 1, orphans: 0 },
+      { step: 'written', regenerated: 1, orphans: 0 },
       { step: 'delivered', regenerated: 1, orphans: 0 },
       { step: 'committed', regenerated: 1, orphans: 0 },
     ])('killed at $step', async ({ step, regenerated, orphans }) => {
