@@ -4,15 +4,17 @@ import { fileSinkType } from './file/file-sink.js';
 import type { FileSinkConfig } from './file/file-sink-config.js';
 import { type KubernetesSecretSinkConfig, kubernetesSecretSinkType } from './kubernetes-secret/kubernetes-secret-sink.js';
 import type { SinkType } from './sink.js';
+import { type VaultSinkConfig, vaultSinkType } from './vault/vault-sink.js';
 
 /** Every sink type, checked by the compiler: a new type is one entry here and one folder. */
 export const sinkTypes = {
   file: fileSinkType,
   'kubernetes-secret': kubernetesSecretSinkType,
   exec: execSinkType,
+  vault: vaultSinkType,
 } satisfies { [K in SinkConfig['type']]: SinkType<Extract<SinkConfig, { type: K }>> };
 
-export type SinkConfig = FileSinkConfig | KubernetesSecretSinkConfig | ExecSinkConfig;
+export type SinkConfig = FileSinkConfig | KubernetesSecretSinkConfig | ExecSinkConfig | VaultSinkConfig;
 export type SinkTypeName = SinkConfig['type'];
 
 export function isSinkType(type: unknown): type is SinkTypeName {
