@@ -1,4 +1,5 @@
 import type { Reference } from '../common/reference.js';
+import { type AwsSecretsManagerSinkConfig, awsSecretsManagerSinkType } from './aws-secrets-manager/aws-secrets-manager-sink.js';
 import { type ExecSinkConfig, execSinkType } from './exec/exec-sink.js';
 import { fileSinkType } from './file/file-sink.js';
 import type { FileSinkConfig } from './file/file-sink-config.js';
@@ -12,9 +13,10 @@ export const sinkTypes = {
   'kubernetes-secret': kubernetesSecretSinkType,
   exec: execSinkType,
   vault: vaultSinkType,
+  'aws-secrets-manager': awsSecretsManagerSinkType,
 } satisfies { [K in SinkConfig['type']]: SinkType<Extract<SinkConfig, { type: K }>> };
 
-export type SinkConfig = FileSinkConfig | KubernetesSecretSinkConfig | ExecSinkConfig | VaultSinkConfig;
+export type SinkConfig = FileSinkConfig | KubernetesSecretSinkConfig | ExecSinkConfig | VaultSinkConfig | AwsSecretsManagerSinkConfig;
 export type SinkTypeName = SinkConfig['type'];
 
 export function isSinkType(type: unknown): type is SinkTypeName {
