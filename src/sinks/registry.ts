@@ -1,8 +1,10 @@
 import type { Reference } from '../common/reference.js';
 import { type AwsSecretsManagerSinkConfig, awsSecretsManagerSinkType } from './aws-secrets-manager/aws-secrets-manager-sink.js';
+import { type AzureKeyVaultSinkConfig, azureKeyVaultSinkType } from './azure-key-vault/azure-key-vault-sink.js';
 import { type ExecSinkConfig, execSinkType } from './exec/exec-sink.js';
 import { fileSinkType } from './file/file-sink.js';
 import type { FileSinkConfig } from './file/file-sink-config.js';
+import { type GcpSecretManagerSinkConfig, gcpSecretManagerSinkType } from './gcp-secret-manager/gcp-secret-manager-sink.js';
 import { type KubernetesSecretSinkConfig, kubernetesSecretSinkType } from './kubernetes-secret/kubernetes-secret-sink.js';
 import type { SinkType } from './sink.js';
 import { type VaultSinkConfig, vaultSinkType } from './vault/vault-sink.js';
@@ -14,9 +16,18 @@ export const sinkTypes = {
   exec: execSinkType,
   vault: vaultSinkType,
   'aws-secrets-manager': awsSecretsManagerSinkType,
+  'gcp-secret-manager': gcpSecretManagerSinkType,
+  'azure-key-vault': azureKeyVaultSinkType,
 } satisfies { [K in SinkConfig['type']]: SinkType<Extract<SinkConfig, { type: K }>> };
 
-export type SinkConfig = FileSinkConfig | KubernetesSecretSinkConfig | ExecSinkConfig | VaultSinkConfig | AwsSecretsManagerSinkConfig;
+export type SinkConfig =
+  | FileSinkConfig
+  | KubernetesSecretSinkConfig
+  | ExecSinkConfig
+  | VaultSinkConfig
+  | AwsSecretsManagerSinkConfig
+  | GcpSecretManagerSinkConfig
+  | AzureKeyVaultSinkConfig;
 export type SinkTypeName = SinkConfig['type'];
 
 export function isSinkType(type: unknown): type is SinkTypeName {

@@ -4,7 +4,8 @@ import { fileURLToPath } from 'node:url';
 
 import { describe, expect, it } from 'vitest';
 
-const SINK_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../src/sinks/aws-secrets-manager');
+const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
+const CLOUD_SDK = /^(@aws-sdk\/|@smithy\/|@google-cloud\/|google-gax|google-auth-library|@grpc\/|@azure\/)/;
 
 /** Every module a source file loads when it is imported: static imports and re-exports, followed through relative paths. */
 function staticImports(file: string, seen = new Map<string, string[]>()): Map<string, string[]> {
@@ -20,14 +21,23 @@ function staticImports(file: string, seen = new Map<string, string[]>()): Map<st
   return seen;
 }
 
-describe('the aws-secrets-manager sink type', () => {
-  it('loads no AWS SDK with the policy: only open() imports the client module, which does', () => {
-    const graph = staticImports(resolve(SINK_DIR, 'aws-secrets-manager-sink.ts'));
+describe('the cloud SDKs load only when a run has their sink', () => {
+  it('the CLI entry point, every command module it imports statically and every sink type load none of them', () => {
+    const graph = staticImports(resolve(SRC, 'cli/main.ts'));
+    const files = [...graph.keys()].map((f) => f.slice(SRC.length + 1));
+    // The check sees the sink registry and every type module through it...
+    expect(files).toEqual(expect.arrayContaining(['sinks/registry.ts', 'sinks/azure-key-vault/azure-key-vault-sink.ts']));
     const packages = [...graph.values()].flat().filter((s) => !s.startsWith('.') && !s.startsWith('node:'));
-    expect(packages.filter((s) => s.startsWith('@aws-sdk/') || s.startsWith('@smithy/'))).toEqual([]);
-    expect([...graph.keys()].map((f) => f.slice(SINK_DIR.length + 1))).not.toContain('aws-secrets-manager-client.ts');
-    // And the check can see one: the client module does import the SDK.
-    const client = staticImports(resolve(SINK_DIR, 'aws-secrets-manager-client.ts'));
-    expect([...client.values()].flat()).toContain('@aws-sdk/client-secrets-manager');
+    expect(packages.filter((s) => CLOUD_SDK.test(s))).toEqual([]);
+    expect(files.filter((f) => f.endsWith('-client.ts') && f.startsWith('sinks/'))).toEqual([]);
+  });
+
+  it.each([
+    ['aws-secrets-manager', '@aws-sdk/client-secrets-manager'],
+    ['gcp-secret-manager', '@google-cloud/secret-manager'],
+    ['azure-key-vault', '@azure/keyvault-secrets'],
+  ])('and the check can see one: the %s client module imports %s', (type, sdk) => {
+    const client = staticImports(resolve(SRC, `sinks/${type}/${type}-client.ts`));
+    expect([...client.values()].flat()).toContain(sdk);
   });
 });

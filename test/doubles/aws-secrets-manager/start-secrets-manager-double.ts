@@ -79,6 +79,8 @@ export interface SecretsManagerDouble {
     error: { type: string; status: number; message?: string },
     options?: { times?: number; afterApplying?: boolean },
   ): void;
+  /** Drops every failure `failNext` still has to give: the service is back. */
+  clearFailures(): void;
   /** Lets a web identity token assume a role through STS AssumeRoleWithWebIdentity (IRSA). */
   allowWebIdentity(roleArn: string, token: string): void;
   /**
@@ -354,6 +356,7 @@ export async function startSecretsManagerDouble(options: SecretsManagerDoubleOpt
     failNext(action, error, { times = 1, afterApplying = false } = {}) {
       faults.push({ action, error: new AwsError(error.type, error.message ?? error.type, error.status), times, afterApplying });
     },
+    clearFailures: () => void faults.splice(0),
     allowWebIdentity: (roleArn, token) => void webIdentities.set(roleArn, token),
     allowPodIdentity: (token, roleArn) => void podIdentities.set(token, roleArn),
     async close() {
