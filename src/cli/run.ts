@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 
 import { ConfigError, RotatorError } from '../errors.js';
+import { chooseLogOutput, LOG_FORMATS, type LogFormat, setLogOutput } from '../log/logger.js';
 import { scrubSecrets } from '../secret.js';
 import { onceCommand } from './commands/once.js';
 import { planCommand } from './commands/plan.js';
@@ -48,6 +49,12 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     .version(version)
     .option('-c, --config <path>', `policy file (else ROTATOR_CONFIG, else ${DEFAULT_POLICY_PATH})`)
     .option('--dotenv <path>', 'read environment variables from this dotenv file (else ./.env when present)')
+    .addOption(
+      new Option('--log-format <format>', 'logs on stderr: pretty lines on a terminal and JSON elsewhere (auto), or always one')
+        .choices(LOG_FORMATS)
+        .env('ROTATOR_LOG_FORMAT')
+        .default('auto'),
+    )
     .showHelpAfterError()
     .exitOverride()
     .configureOutput({
@@ -56,6 +63,9 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     });
 
   const global = () => program.opts<GlobalOptions>();
+  program.hook('preAction', () => {
+    setLogOutput(chooseLogOutput(program.opts<{ logFormat: LogFormat }>().logFormat, io.stderr, io.env));
+  });
 
   program
     .command('once')

@@ -1,5 +1,7 @@
 import { type DestinationStream, type Logger as PinoLogger, pino } from 'pino';
+import { PinoPretty } from 'pino-pretty';
 
+import { RotatorError } from '../errors.js';
 import { scrubSecrets } from '../secret.js';
 
 export type Logger = PinoLogger;
@@ -24,9 +26,66 @@ const REDACT_PATHS = [
   '*.headers.authorization',
 ];
 
+export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+/** How a process writes its logs: chosen once, at the CLI's entry, from the option, the variable and the terminal. */
+export interface LogOutput {
+  format: 'json' | 'pretty';
+  colour: boolean;
+}
+
+let output: LogOutput = { format: 'json', colour: false };
+
+/**
+ * `auto` is human-readable lines on a terminal and JSON lines anywhere else (a pipe, a file, a log
+ * collector), as kubectl and gh choose; colours only on a terminal and never with NO_COLOR set.
+ */
+export function chooseLogOutput(format: LogFormat, stderr: { isTTY?: boolean }, env: Record<string, string | undefined>): LogOutput {
+  const terminal = stderr.isTTY === true;
+  const pretty = format === 'pretty' || (format === 'auto' && terminal);
+  return { format: pretty ? 'pretty' : 'json', colour: pretty && terminal && !env['NO_COLOR'] && env['TERM'] !== 'dumb' };
+}
+
+export function setLogOutput(chosen: LogOutput): void {
+  output = chosen;
+}
+
+/** Lines for a person: time, level, message, then the fields on the same line; synchronous like the JSON. */
+function prettyStream(colour: boolean): DestinationStream {
+  return PinoPretty({
+    destination: 2,
+    sync: true,
+    colorize: colour,
+    singleLine: true,
+    translateTime: 'SYS:HH:MM:ss',
+    ignore: 'pid,hostname,app',
+  });
+}
+
+/**
+ * An expected failure (a RotatorError: the service refused, a sink is down) is logged with its code
+ * and message only; its stack trace says where our code noticed it, which helps nobody on call, so
+ * it is kept for `debug` and `trace`. Anything else is a bug, and keeps its stack at every level.
+ */
+function errorSerializer(level: string) {
+  const traces = level === 'debug' || level === 'trace';
+  return (error: unknown) => {
+    const serialized = pino.stdSerializers.err(error as Error) as unknown as Record<string, unknown>;
+    if (!traces && error instanceof RotatorError) {
+      delete serialized['stack'];
+      // A cause is kept as its message: the expected failure beneath (ECONNREFUSED, a TLS refusal).
+      const cause = serialized['cause'] as Record<string, unknown> | undefined;
+      if (cause && typeof cause === 'object') delete cause['stack'];
+    }
+    return serialized;
+  };
+}
+
 export function createLogger(options: { level: string; destination?: DestinationStream }): Logger {
   return pino(
     {
+      serializers: { err: errorSerializer(options.level) },
       level: options.level,
       base: { app: 'token-rotator' },
       timestamp: pino.stdTimeFunctions.isoTime,
@@ -35,6 +94,6 @@ export function createLogger(options: { level: string; destination?: Destination
       hooks: { streamWrite: scrubSecrets },
     },
     // Synchronous, so that the last lines before an exit (or a crash) are not lost.
-    options.destination ?? pino.destination({ fd: 2, sync: true }),
+    options.destination ?? (output.format === 'pretty' ? prettyStream(output.colour) : pino.destination({ fd: 2, sync: true })),
   );
 }
