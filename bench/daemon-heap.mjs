@@ -1,70 +1,101 @@
-// Part of npm run bench: does the daemon keep memory per check? The daemon runs in this process
-// (node --expose-gc) against an emulator in its own process, checking every token every second;
-// the live heap is measured after a full garbage collection every 10 seconds.
-import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+// Goal 5 of issue 12, growth: does the daemon keep memory per check? A real daemon process (the
+// built CLI, preloaded with bench/heap-probe.mjs under --expose-gc) checks every one of N tokens every
+// second against the in-process emulator; every few seconds it is made to collect garbage in full and
+// report its live heap, until it has made the number of checks asked for (counted at the emulator).
+// RSS sampled from outside cannot tell a leak from collection timing; the live heap after a full
+// collection can. The growth is the least-squares slope of the live heap over the checks.
+//   NODE_OPTIONS   for the daemon; default "--max-semi-space-size=1", as in the container image
+// Part of npm run bench (bench/run.mjs); `node bench/daemon-heap.mjs` runs it alone.
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { pathToFileURL } from 'node:url';
 
-import { stringify } from 'yaml';
+import {
+  childEnv,
+  CLI,
+  IMAGE_NODE_OPTIONS,
+  mb,
+  QUICK,
+  randomPort,
+  ROOT,
+  rotatorFolder,
+  runStandalone,
+  seedTokens,
+  sleep,
+  slope,
+  startCountedEmulator,
+  startNode,
+  waitFor,
+} from './lib.mjs';
 
-import { systemClock } from '../dist/clock.js';
-import { readEnvironment, readSettings } from '../dist/config/env.js';
-import { loadPolicy } from '../dist/config/load-policy.js';
-import { startDaemon } from '../dist/daemon/start-daemon.js';
-import { createLogger } from '../dist/log/logger.js';
+const PROBE = pathToFileURL(join(ROOT, 'bench/heap-probe.mjs')).href;
+const GROWTH_LIMIT = 1024 * 1024; // "no growth": under 1 MB of live heap per 10,000 checks
 
-if (typeof global.gc !== 'function') throw new Error('run with node --expose-gc');
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
-const TOKENS = Number(process.env.BENCH_TOKENS ?? 100);
-const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-const mb = (bytes) => (bytes / 1024 / 1024).toFixed(2);
-
-const dir = await mkdtemp(join(tmpdir(), 'token-rotator-heap-'));
-const names = Array.from({ length: TOKENS }, (_, i) => `token-${i}`);
-await writeFile(
-  join(dir, 'seed.yaml'),
-  stringify({ rateLimitPerMinute: 10_000_000, tokens: names.map((name) => ({ id: `${name}-id`, name, expiresIn: '60d' })) }),
-);
-const emulator = spawn(process.execPath, [CLI, 'emulator', '--seed', 'seed.yaml', '--env-out', 'emulator.env'], {
-  cwd: dir,
-  stdio: 'ignore',
-});
-try {
-  for (let i = 0; i < 100 && !(await readFile(join(dir, 'emulator.env'), 'utf8').catch(() => '')); i++) await sleep(100);
-  await writeFile(
-    join(dir, 'rotation.yaml'),
-    stringify({
-      version: 1,
-      defaults: { schedule: '*/1 * * * * *' },
-      tokens: names.map((name) => ({ name, id: `${name}-id`, sinks: [{ type: 'file', path: `secrets/${name}.token` }] })),
-    }),
-  );
-  const env = readEnvironment({ ROTATOR_STATE_DIR: join(dir, 'state') }, { envFile: 'emulator.env', cwd: dir });
-  const settings = readSettings(env, dir);
-  const daemon = await startDaemon({
-    settings,
-    policy: await loadPolicy(join(dir, 'rotation.yaml')),
-    notify: async () => undefined,
-    listen: { host: '127.0.0.1', port: 0 },
-    logger: createLogger({ level: 'silent' }),
-    clock: systemClock,
-    env,
+export async function daemonHeap({ count = 100, checks = 10_000, warmupMs = 5000, sampleEveryMs = 10_000, maxMs = 180_000 } = {}) {
+  const { emulator, counter } = await startCountedEmulator();
+  // Deployed, not due: every check is one GET of an unchanged id, and nothing is rotated.
+  const tokens = seedTokens(emulator, count, { due: 0, prefix: 'heap' });
+  const folder = await rotatorFolder(emulator, tokens, {
+    defaults: { schedule: '*/1 * * * * *' },
+    deployed: tokens,
+    env: { ROTATOR_LISTEN: `127.0.0.1:${randomPort()}`, ROTATOR_LOG_LEVEL: 'warn' },
   });
+  const probeFile = join(folder.dir, 'heap-probe.jsonl');
+  const ids = new Set(tokens.map((t) => t.id));
+  const checksSoFar = () => counter.classify(ids).checkGet;
+  const daemon = startNode(['--expose-gc', '--import', PROBE, CLI, 'daemon', ...folder.args], {
+    cwd: folder.dir,
+    env: childEnv({ NODE_OPTIONS: IMAGE_NODE_OPTIONS, BENCH_HEAP_PROBE: probeFile }),
+  });
+  const lines = async () => (await readFile(probeFile, 'utf8').catch(() => '')).split('\n').filter(Boolean);
+  const sample = async () => {
+    const before = (await lines()).length;
+    const at = checksSoFar();
+    daemon.child.kill('SIGUSR2');
+    if (!(await waitFor(async () => (await lines()).length > before, 10_000)))
+      throw new Error(`the heap probe did not answer\n${daemon.stderr()}`);
+    return { checks: at, ...JSON.parse((await lines())[before]) };
+  };
   const samples = [];
-  for (let t = 0; t <= SECONDS; t += 10) {
-    await sleep(t === 0 ? 5000 : 10_000);
-    global.gc();
-    samples.push(process.memoryUsage().heapUsed);
+  const started = Date.now();
+  try {
+    if (!(await waitFor(() => checksSoFar() >= count, 60_000))) throw new Error(`the daemon did not check its tokens\n${daemon.stderr()}`);
+    await sleep(warmupMs);
+    samples.push(await sample());
+    while (checksSoFar() - samples[0].checks < checks && Date.now() - started < maxMs) {
+      await sleep(Math.min(sampleEveryMs, 1000 + ((checks - (checksSoFar() - samples[0].checks)) / count) * 1000));
+      samples.push(await sample());
+    }
+    if (samples.at(-1).checks - samples[0].checks < checks) samples.push(await sample());
+  } finally {
+    await daemon.stop();
+    await emulator.close();
+    await folder.remove();
   }
-  await daemon.stop(5000);
-  const perCheck = (samples.at(-1) - samples[0]) / (SECONDS * TOKENS);
-  console.log(`live heap after each full collection, ${TOKENS} tokens checked every second for ${SECONDS}s:`);
-  console.log(`  ${samples.map(mb).join(' -> ')} MB`);
-  console.log(`  growth: ${mb(samples.at(-1) - samples[0])} MB over ${SECONDS * TOKENS} checks (${perCheck.toFixed(0)} bytes per check)`);
-} finally {
-  emulator.kill('SIGTERM');
-  await rm(dir, { recursive: true, force: true });
+  const first = samples[0];
+  const last = samples.at(-1);
+  const done = last.checks - first.checks;
+  const perCheck = slope(samples.map((s) => ({ x: s.checks, y: s.heapUsed })));
+  const per10k = perCheck * 10_000;
+  const rssBusy = samples.map((s) => s.rssBefore);
+  return {
+    id: '5b',
+    goal: `5 memory: live heap growth, ${count} tokens checked every second`,
+    target: `< 1 MB per 10,000 checks`,
+    measured: `${per10k >= 0 ? '+' : ''}${mb(per10k)} MB per 10,000 (${perCheck.toFixed(0)} B/check; ${done} checks)`,
+    baseline: `live heap ${mb(first.heapUsed)} -> ${mb(last.heapUsed)} MB`,
+    result: done < Math.min(checks, 1000) ? 'error' : per10k < GROWTH_LIMIT ? 'pass' : 'short',
+    value: per10k / 1024 / 1024,
+    unit: 'MB per 10,000 checks',
+    details: {
+      checks: done,
+      seconds: (Date.now() - started) / 1000,
+      liveHeapMB: samples.map((s) => Number(mb(s.heapUsed))),
+      busyRssMB: { min: Number(mb(Math.min(...rssBusy))), max: Number(mb(Math.max(...rssBusy))) },
+      rssAfterGcMB: samples.map((s) => Number(mb(s.rss))),
+      nodeOptions: IMAGE_NODE_OPTIONS,
+    },
+  };
 }
+
+await runStandalone(import.meta.url, () => daemonHeap(QUICK ? { count: 50, checks: 300, warmupMs: 1000, sampleEveryMs: 2000 } : {}));

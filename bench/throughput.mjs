@@ -1,0 +1,197 @@
+// Goals 1, 2 (once) and 3 (generous limit) of issue 12: `once` over N due tokens against the emulator
+// with a latency per API answer, beside a sequential curl+jq script doing the same work in the same
+// run, and the latency bound 2·N·L/C at the rotator's concurrency; every request the emulator served.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+
+import { childEnv, median, rotatorFolder, runCli, sec, seedTokens, startCountedEmulator } from './lib.mjs';
+
+const BASELINE = fileURLToPath(new URL('baseline-curl-jq.sh', import.meta.url));
+
+/** One `once` over `count` due tokens against a fresh emulator; what it took and what it asked. */
+export async function onceRun({ count, latencyMs, rateLimitPerMinute, env = {} }) {
+  const { emulator, counter } = await startCountedEmulator({ latencyMs, ...(rateLimitPerMinute ? { rateLimitPerMinute } : {}) });
+  const tokens = seedTokens(emulator, count);
+  const folder = await rotatorFolder(emulator, tokens, { env });
+  try {
+    const run = await runCli(['once', ...folder.args], { cwd: folder.dir, env: childEnv() });
+    const kinds = counter.classify(new Set(tokens.map((t) => t.id)));
+    const rotated = emulator.requests.filter((r) => r.op === 'regenerate' && r.status === 200).length;
+    const delivered = (await readdir(join(folder.dir, 'secrets')).catch(() => [])).length;
+    return {
+      ms: run.ms,
+      code: run.code,
+      ok: run.code === 0 && rotated === count && delivered === count,
+      stderrTail: run.code === 0 ? undefined : run.stderr.slice(-2000),
+      count,
+      rotated,
+      delivered,
+      kinds,
+      peakInflight: counter.peakInflight,
+      connections: counter.connectionCount,
+    };
+  } finally {
+    await emulator.close();
+    await folder.remove();
+  }
+}
+
+/** The curl+jq script over `count` due tokens against a fresh emulator; undefined without curl or jq. */
+export async function baselineRun({ count, latencyMs }) {
+  const missing = ['/usr/bin/curl', '/usr/bin/jq'].filter((p) => !existsSync(p));
+  const which = async (tool) =>
+    new Promise((resolve) => spawn('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' }).on('close', (c) => resolve(c === 0)));
+  if (missing.length && !((await which('curl')) && (await which('jq')))) return { skipped: `curl or jq missing (${missing.join(', ')})` };
+  const { emulator, counter } = await startCountedEmulator({ latencyMs });
+  const tokens = seedTokens(emulator, count);
+  const dir = await mkdtemp(join(os.tmpdir(), 'token-rotator-baseline-'));
+  try {
+    await writeFile(join(dir, 'tokens'), tokens.map((t) => `${t.name} ${t.id}`).join('\n') + '\n');
+    const started = performance.now();
+    const child = spawn('bash', [BASELINE, join(dir, 'tokens'), join(dir, 'out')], {
+      env: childEnv(emulator.rotatorEnv()),
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const code = await new Promise((resolve) => child.on('close', resolve));
+    const ms = performance.now() - started;
+    const rotated = emulator.requests.filter((r) => r.op === 'regenerate' && r.status === 200).length;
+    return {
+      ms,
+      code,
+      ok: code === 0 && rotated === count,
+      stderrTail: code === 0 ? undefined : stderr.slice(-2000),
+      rotated,
+      kinds: counter.classify(new Set(tokens.map((t) => t.id))),
+    };
+  } finally {
+    await emulator.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** What a run asked beyond the floor, in words. */
+export function describeRequests(kinds) {
+  const parts = [`${kinds.checkGet} GET`, `${kinds.post} POST`];
+  if (kinds.verifyGet) parts.push(`${kinds.verifyGet} verify GET`);
+  parts.push(`${kinds.oauthToken} token`);
+  if (kinds.discovery) parts.push(`${kinds.discovery} discovery`);
+  if (kinds.other) parts.push(`${kinds.other} other (${[...new Set(kinds.others)].slice(0, 3).join(', ')})`);
+  if (kinds.status429) parts.push(`${kinds.status429}×429`);
+  return parts.join(' + ');
+}
+
+/**
+ * The request floor: 1 GET per checked token, 1 POST per rotated one (plus 1 verification GET per
+ * rotation when the rotator verifies), 1 OAuth token request per run, and the issuer's metadata read
+ * at most once (configured by issuer, discovery is how the token endpoint is found). Nothing else.
+ */
+export function floorVerdict(kinds, { checked, rotated, runs = 1 }) {
+  const verifyOk = kinds.verifyGet === 0 || kinds.verifyGet === rotated;
+  const ok =
+    kinds.checkGet === checked &&
+    kinds.post === rotated &&
+    verifyOk &&
+    kinds.oauthToken === runs &&
+    kinds.discovery <= runs &&
+    kinds.other === 0 &&
+    kinds.status429 === 0;
+  const served = kinds.checkGet + kinds.verifyGet + kinds.post + kinds.oauthToken + kinds.discovery + kinds.other;
+  const floor = checked + rotated + (kinds.verifyGet ? rotated : 0) + runs;
+  return { ok, served, floor };
+}
+
+/** Goals 1 and 2 (once): `repeats` runs of the rotator and one of the baseline, in this run. */
+export async function throughput({ count, latencyMs, repeats, concurrency }) {
+  const baseline = await baselineRun({ count, latencyMs });
+  const runs = [];
+  for (let i = 0; i < repeats; i++) runs.push(await onceRun({ count, latencyMs }));
+  const ms = median(runs.map((r) => r.ms));
+  const boundMs = (2 * count * latencyMs) / concurrency.value;
+  return { count, latencyMs, concurrency, boundMs, ms, runs, baseline };
+}
+
+export function throughputRows(t) {
+  const ok = t.runs.every((r) => r.ok);
+  const error = ok ? '' : ` (ERROR: ${t.runs.find((r) => !r.ok).code} exit)`;
+  const speedup = t.baseline.skipped ? NaN : t.baseline.ms / t.ms;
+  const ratio = t.ms / t.boundMs;
+  const times = t.runs.map((r) => sec(r.ms)).join(', ');
+  const first = t.runs[0];
+  const rows = [
+    {
+      id: '1a',
+      goal: `1 throughput: once, ${t.count} due, ${t.latencyMs} ms latency, vs curl+jq`,
+      target: '≥ 15× faster',
+      measured: `${sec(t.ms)} s = ${Number.isFinite(speedup) ? speedup.toFixed(1) + '×' : 'n/a'}${error}`,
+      baseline: t.baseline.skipped
+        ? `skipped: ${t.baseline.skipped}`
+        : `curl+jq ${sec(t.baseline.ms)} s${t.baseline.ok ? '' : ' (FAILED)'}`,
+      result: !ok || !Number.isFinite(speedup) ? (ok ? 'n/a' : 'error') : speedup >= 15 ? 'pass' : 'short',
+      value: speedup,
+      unit: '×',
+      details: {
+        rotatorSeconds: t.runs.map((r) => r.ms / 1000),
+        medianSeconds: t.ms / 1000,
+        baselineSeconds: t.baseline.ms / 1000,
+        baselineRequests: t.baseline.kinds,
+        note: `median of ${t.runs.length}: ${times} s`,
+      },
+    },
+    {
+      id: '1b',
+      goal: `1 throughput: once, ${t.count} due, vs latency bound`,
+      target: '≤ 1.25× bound',
+      measured: `${sec(t.ms)} s = ${ratio.toFixed(2)}× bound${error}`,
+      baseline: `2·${t.count}·${t.latencyMs}ms/${t.concurrency.value} = ${sec(t.boundMs)} s`,
+      result: !ok ? 'error' : ratio <= 1.25 ? 'pass' : 'short',
+      value: ratio,
+      unit: '× bound',
+      details: {
+        concurrency: t.concurrency,
+        observedPeakInflightApiRequests: Math.max(...t.runs.map((r) => r.peakInflight)),
+        tcpConnections: first.connections,
+      },
+    },
+  ];
+  const verdict = floorVerdict(first.kinds, { checked: t.count, rotated: t.count });
+  rows.push({
+    id: '2a',
+    goal: `2 request floor: once, ${t.count} due`,
+    target: `${t.count} GET + ${t.count} POST (+${t.count} verify GET) + 1 token (+≤1 discovery)`,
+    measured: `${verdict.served} = ${describeRequests(first.kinds)}`,
+    baseline: `floor ${verdict.floor}`,
+    result: first.ok ? (verdict.ok ? 'pass' : 'short') : 'error',
+    value: verdict.served,
+    unit: 'requests',
+    details: { ...first.kinds, floor: verdict.floor, tcpConnections: first.connections, emulatorInternalJwks: first.kinds.internalJwks },
+  });
+  return rows;
+}
+
+/** Goal 3, second half: the throughput goals under a limit that is generous but present. */
+export async function generousLimit({ count, latencyMs, concurrency, baselineMs, requestsPerToken }) {
+  const limit = Math.ceil(requestsPerToken * count * 10);
+  const run = await onceRun({ count, latencyMs, rateLimitPerMinute: limit });
+  const boundMs = (2 * count * latencyMs) / concurrency.value;
+  const ratio = run.ms / boundMs;
+  const speedup = baselineMs / run.ms;
+  const meets = ratio <= 1.25 && (!Number.isFinite(speedup) || speedup >= 15);
+  return {
+    id: '3b',
+    goal: `3 rate limit generous (${limit}/min): once, ${count} due`,
+    target: '≤ 1.25× bound, ≥ 15× curl+jq',
+    measured: `${sec(run.ms)} s = ${ratio.toFixed(2)}× bound, ${Number.isFinite(speedup) ? speedup.toFixed(1) : 'n/a'}×${run.kinds.status429 ? `, ${run.kinds.status429}×429` : ''}`,
+    baseline: `bound ${sec(boundMs)} s; curl+jq ${Number.isFinite(baselineMs) ? sec(baselineMs) + ' s' : 'n/a'}`,
+    result: !run.ok ? 'error' : meets ? 'pass' : 'short',
+    value: ratio,
+    unit: '× bound',
+    details: { limitPerMinute: limit, seconds: run.ms / 1000, speedup, requests: run.kinds, peakInflight: run.peakInflight },
+  };
+}
