@@ -29,19 +29,111 @@ export type RotatorErrorCode =
   | 'ERR_KUBERNETES'
   | 'ERR_STATE'
   | 'ERR_ORPHANED_TOKEN'
+  | 'ERR_VERIFY_FAILED'
   | 'ERR_UNEXPECTED';
 
 /** The code given to a failure that is not one of our errors. */
 export const UNEXPECTED_ERROR_CODE: RotatorErrorCode = 'ERR_UNEXPECTED';
 
+/** Which shared dependency a failure is about: every token of a run goes through both. */
+export type Dependency = 'token service' | 'authorization server';
+
+/**
+ * The class of a failure to reach or be accepted by a shared dependency: the same for every token,
+ * so said once, with what to check, rather than per token.
+ */
+export type DependencyFailureKind =
+  | 'connection-refused'
+  | 'unknown-host'
+  | 'unreachable'
+  | 'tls'
+  | 'timeout'
+  /** The authorization server refused the client (invalid_client, a wrong secret or key). */
+  | 'client-refused'
+  /** The token service refused the access token itself (401). */
+  | 'access-refused';
+
+export interface DependencyFailure {
+  dependency: Dependency;
+  kind: DependencyFailureKind;
+  /** The origin it tried (never a path or query: they may hold a secret). */
+  target: string;
+  /** What an operator checks first. */
+  check: string;
+}
+
 export class RotatorError extends Error {
   static readonly code: RotatorErrorCode = 'ERR_ROTATOR';
   readonly code: RotatorErrorCode;
+  /**
+   * Set when the failure is a shared dependency's (unreachable, refusing our credentials): see
+   * `DependencyFailure`. Not enumerable, so a log line carries only `causeClass`, not the advice.
+   */
+  declare readonly dependencyFailure: DependencyFailure | undefined;
+  /** `connection-refused`, `unknown-host`, `client-refused`...: the class of a shared dependency's failure, in logs too. */
+  readonly causeClass?: DependencyFailureKind;
 
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(message: string, options?: { cause?: unknown; dependencyFailure?: DependencyFailure | undefined }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = (new.target as typeof RotatorError).code;
+    Object.defineProperty(this, 'dependencyFailure', { value: options?.dependencyFailure, enumerable: false });
+    if (options?.dependencyFailure) this.causeClass = options.dependencyFailure.kind;
+  }
+}
+
+/** Network error codes by what they mean for an operator; anything else is not a shared-dependency class. */
+const NETWORK_KINDS: Record<string, DependencyFailureKind> = {
+  ECONNREFUSED: 'connection-refused',
+  ENOTFOUND: 'unknown-host',
+  EAI_AGAIN: 'unknown-host',
+  ENETUNREACH: 'unreachable',
+  EHOSTUNREACH: 'unreachable',
+  ERR_TLS_CERT_ALTNAME_INVALID: 'tls',
+  CERT_HAS_EXPIRED: 'tls',
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'tls',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'tls',
+  SELF_SIGNED_CERT_IN_CHAIN: 'tls',
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: 'tls',
+  ERR_SSL_WRONG_VERSION_NUMBER: 'tls',
+};
+
+export function networkFailureKind(code: string | undefined): DependencyFailureKind | undefined {
+  return code === undefined ? undefined : NETWORK_KINDS[code];
+}
+
+/** `connection refused (ECONNREFUSED)`: the words first, the code for a search engine. */
+export function describeFailureKind(kind: DependencyFailureKind, code?: string): string {
+  const words: Record<DependencyFailureKind, string> = {
+    'connection-refused': 'connection refused',
+    'unknown-host': 'unknown host',
+    unreachable: 'network unreachable',
+    tls: 'TLS certificate not accepted',
+    timeout: 'no answer in time',
+    'client-refused': 'the client was refused',
+    'access-refused': 'the access token was refused',
+  };
+  return code ? `${words[kind]} (${code})` : words[kind];
+}
+
+/** What to check first, by dependency and class. */
+export function dependencyCheck(dependency: Dependency, kind: DependencyFailureKind): string {
+  const variable = dependency === 'token service' ? 'ROTATOR_API_URL' : 'ROTATOR_OAUTH_ISSUER or ROTATOR_OAUTH_TOKEN_URL';
+  switch (kind) {
+    case 'connection-refused':
+      return `is the ${dependency} running, and is ${variable} (host and port) right?`;
+    case 'unknown-host':
+      return `is the host name in ${variable} right, and does this machine's DNS resolve it?`;
+    case 'unreachable':
+      return `can this machine reach the ${dependency} (network, proxy, firewall)?`;
+    case 'tls':
+      return `does the ${dependency}'s certificate match its host name and chain to a CA this machine trusts (NODE_EXTRA_CA_CERTS)?`;
+    case 'timeout':
+      return `is the ${dependency} up and answering (ROTATOR_HTTP_TIMEOUT)?`;
+    case 'client-refused':
+      return 'are ROTATOR_OAUTH_CLIENT_ID and its secret (ROTATOR_OAUTH_CLIENT_SECRET) or key right, and is the client allowed the client credentials grant?';
+    case 'access-refused':
+      return 'is ROTATOR_ACCESS_TOKEN (or the OAuth client) valid for this service and organisation (ROTATOR_ORG_ID)?';
   }
 }
 
@@ -68,6 +160,16 @@ export class AuthError extends RotatorError {
   static override readonly code: RotatorErrorCode = 'ERR_AUTH';
 }
 
+/** The origin of a URL, for messages: a path or query may hold a secret. */
+export function originOf(url: string | URL | undefined): string {
+  if (url === undefined) return 'an unknown address';
+  try {
+    return new URL(url).origin;
+  } catch {
+    return 'an unreadable address';
+  }
+}
+
 export type ApiOperation = 'retrieve' | 'regenerate';
 
 /** The token service answered with an error, or could not be reached. */
@@ -78,8 +180,18 @@ export class ApiError extends RotatorError {
   readonly traceId: string | undefined;
   readonly serviceMessage: string | undefined;
 
-  constructor(message: string, details: { op: ApiOperation; status?: number; traceId?: string; serviceMessage?: string; cause?: unknown }) {
-    super(message, { cause: details.cause });
+  constructor(
+    message: string,
+    details: {
+      op: ApiOperation;
+      status?: number;
+      traceId?: string;
+      serviceMessage?: string;
+      cause?: unknown;
+      dependencyFailure?: DependencyFailure;
+    },
+  ) {
+    super(message, { cause: details.cause, dependencyFailure: details.dependencyFailure });
     this.op = details.op;
     this.status = details.status;
     this.traceId = details.traceId;
@@ -155,6 +267,14 @@ export class KubernetesError extends RotatorError {
     this.status = details.status;
     this.reason = details.reason;
   }
+}
+
+/**
+ * The new token failed its verification (the service does not know it as asked, a sink holds
+ * something else, or the probe with it was refused): nothing was committed, the secret stays staged.
+ */
+export class VerifyFailedError extends RotatorError {
+  static override readonly code: RotatorErrorCode = 'ERR_VERIFY_FAILED';
 }
 
 /** The state store is unreadable or was written by something else; never silently reset. */

@@ -54,8 +54,17 @@ const RETRYABLE_STATUS = [408, 429, 500, 502, 503, 504, 521, 522, 524];
 
 interface RequestContext extends Record<string, unknown> {
   op: ApiOperation;
+  /** The token the request is about: named in the retry lines. */
+  id: string;
+  /** The wait before the next try, as computed for it: told in the retry line. */
+  retryDelayMs?: number;
   accessToken?: Secret;
   authRetried?: boolean;
+  /**
+   * The network error code of the last try that got no answer. An object, because got copies the
+   * context for each try: Node >= 24.20 ends the retry with a bare error that lost it (got#2469).
+   */
+  seen: { code?: string };
 }
 
 /**
@@ -85,8 +94,9 @@ export function createTokenServiceClient(options: TokenServiceClientOptions): To
       methods: ['GET'],
       statusCodes: RETRYABLE_STATUS,
       maxRetryAfter: 120_000,
-      calculateDelay: ({ attemptCount, computedValue, retryAfter, error }) =>
-        retryDelayMs({
+      calculateDelay: ({ attemptCount, computedValue, retryAfter, error }) => {
+        if (!error.response) (error.options.context as RequestContext).seen.code = error.code;
+        const delay = retryDelayMs({
           attemptCount,
           computedValue,
           retryAfterMs: retryAfter,
@@ -94,7 +104,11 @@ export function createTokenServiceClient(options: TokenServiceClientOptions): To
           headers: error.response?.headers,
           nowMs: clock.now().getTime(),
           random: random(),
-        }),
+        });
+        // beforeRetry is not told the delay: it reads it here.
+        (error.options.context as RequestContext).retryDelayMs = delay;
+        return delay;
+      },
     },
     hooks: {
       beforeRequest: [
@@ -132,10 +146,14 @@ export function createTokenServiceClient(options: TokenServiceClientOptions): To
       ],
       beforeRetry: [
         (error, retryCount) => {
-          logger.warn(
-            { op: (error.options.context as RequestContext).op, status: error.response?.statusCode, code: error.code, retry: retryCount },
-            'token service request failed; trying again',
-          );
+          const { op, id, retryDelayMs: waitMs } = error.options.context as RequestContext;
+          const status = error.response?.statusCode;
+          const wait = waitMs === undefined ? 'a moment' : `${(waitMs / 1000).toFixed(1)} s`;
+          const fields = { op, id, status, code: error.code, retry: retryCount, waitMs };
+          // A rate limit is the service pacing us, not a fault: said at info, with what it costs.
+          if (status === 429) logger.info(fields, `rate limited by the token service; trying again in ${wait} (${op} of token ${id})`);
+          else
+            logger.warn(fields, `token service request failed (${status ?? error.code}); trying again in ${wait} (${op} of token ${id})`);
         },
       ],
     },
@@ -162,7 +180,7 @@ export function createTokenServiceClient(options: TokenServiceClientOptions): To
   return {
     async retrieve(id, requestOptions = {}) {
       const subject = `token ${id}`;
-      const context: RequestContext = { op: 'retrieve' };
+      const context: RequestContext = { op: 'retrieve', id, seen: {} };
       try {
         const response = await http.get(`tokens/${pathSegment(id, 'retrieve')}`, { context, signal: requestOptions.signal });
         const traceId = traceIdOf(response.headers);
@@ -198,13 +216,13 @@ export function createTokenServiceClient(options: TokenServiceClientOptions): To
         }
         return { id, name: parsed.data.name, expiresAt };
       } catch (error) {
-        throw translateApiError(error, 'retrieve', subject);
+        throw translateApiError(error, 'retrieve', subject, { url: base.href, code: context.seen.code });
       }
     },
 
     async regenerate(id, times, requestOptions = {}) {
       const subject = `token ${id}`;
-      const context: RequestContext = { op: 'regenerate' };
+      const context: RequestContext = { op: 'regenerate', id, seen: {} };
       try {
         const response = await http.post(`tokens/${pathSegment(id, 'regenerate')}/regenerate`, {
           context,
@@ -263,7 +281,7 @@ export function createTokenServiceClient(options: TokenServiceClientOptions): To
           }
         }
       } catch (error) {
-        throw translateApiError(error, 'regenerate', subject);
+        throw translateApiError(error, 'regenerate', subject, { url: base.href, code: context.seen.code });
       }
     },
   };

@@ -1,6 +1,16 @@
 import { HTTPError, RequestError } from 'got';
 
-import { ApiError, type ApiOperation, RegenerateOutcomeUnknownError } from '../errors.js';
+import {
+  ApiError,
+  type ApiOperation,
+  AuthError,
+  dependencyCheck,
+  type DependencyFailure,
+  describeFailureKind,
+  networkFailureKind,
+  originOf,
+  RegenerateOutcomeUnknownError,
+} from '../errors.js';
 import { remoteText } from '../http/remote-text.js';
 import { ResponseTooLargeError } from '../http/response-size.js';
 import { scrubSecrets } from '../secret.js';
@@ -61,9 +71,37 @@ export function traceIdOf(headers: Record<string, string | string[] | undefined>
   return value !== undefined && /^[A-Za-z0-9_-]{1,64}$/.test(value) ? value : undefined;
 }
 
-/** One translation from got to our errors, at the one boundary where got is used. */
-export function translateApiError(error: unknown, op: ApiOperation, subject: string): ApiError {
+/**
+ * One translation from got to our errors, at the one boundary where got is used. An access token
+ * the authorization server would not give comes back as that server's own error: no request was
+ * sent, and the token service is not to blame.
+ */
+export function translateApiError(
+  error: unknown,
+  op: ApiOperation,
+  subject: string,
+  /** What the request's tries saw before this error: where it went, and the last network error code. */
+  seen: { url?: string; code?: string } = {},
+): ApiError | AuthError {
   if (error instanceof ApiError) return error;
+  if (error instanceof AuthError) return error;
+  if (error instanceof RequestError && error.cause instanceof AuthError) return error.cause;
+  // Node >= 24.20 ends got's retry of a refused or unresolved connection with this bare error, the
+  // real one lost (sindresorhus/got#2469): the code the earlier try saw says what happened.
+  const bare = (error as { code?: unknown })?.code;
+  if (!(error instanceof RequestError) && bare === 'ERR_SOCKET_CLOSED_BEFORE_CONNECTION') {
+    const kind = networkFailureKind(seen.code) ?? 'unreachable';
+    const dependencyFailure: DependencyFailure = {
+      dependency: 'token service',
+      kind,
+      target: originOf(seen.url),
+      check: dependencyCheck('token service', kind),
+    };
+    return new ApiError(`cannot reach the token service at ${dependencyFailure.target}: ${describeFailureKind(kind, seen.code ?? bare)}`, {
+      op,
+      dependencyFailure,
+    });
+  }
   if (error instanceof ResponseTooLargeError) {
     const message = `${op} ${subject}: ${error.message}`;
     // The service may have acted before its answer grew too large to read.
@@ -84,16 +122,38 @@ export function translateApiError(error: unknown, op: ApiOperation, subject: str
       (serviceMessage ? `: ${serviceMessage}` : '') +
       hint(status) +
       (traceId ? ` (trace id ${traceId})` : '');
+    if (status === 401) {
+      // The same refusal for every token: said without the token, so that a run says it once.
+      const dependencyFailure = sharedFailure(error, 'access-refused');
+      return new ApiError(
+        `the token service at ${dependencyFailure.target} answered 401${serviceMessage ? `: ${serviceMessage}` : ''}; ${dependencyFailure.check}`,
+        { op, status, traceId, serviceMessage, cause, dependencyFailure },
+      );
+    }
     const details = { op, status, traceId, serviceMessage, cause };
     if (op === 'regenerate' && !DEFINITE_REFUSALS.has(status)) return new RegenerateOutcomeUnknownError(message, details);
     return new ApiError(message, details);
   }
   const code = error.code;
+  const kind = networkFailureKind(code);
+  if (kind) {
+    // Nothing was sent: the same for every token, so the message does not name one.
+    const dependencyFailure = sharedFailure(error, kind);
+    return new ApiError(`cannot reach the token service at ${dependencyFailure.target}: ${describeFailureKind(kind, code)}`, {
+      op,
+      cause,
+      dependencyFailure,
+    });
+  }
   const message = `${op} ${subject}: ${error.name === 'TimeoutError' ? `no answer in time (${code})` : `request failed (${code})`}`;
   if (op === 'regenerate' && !NOT_SENT_CODES.has(code)) {
     return new RegenerateOutcomeUnknownError(`${message}; the service may or may not have regenerated the token`, { op, cause });
   }
   return new ApiError(message, { op, cause });
+}
+
+function sharedFailure(error: RequestError, kind: DependencyFailure['kind']): DependencyFailure {
+  return { dependency: 'token service', kind, target: originOf(error.options?.url), check: dependencyCheck('token service', kind) };
 }
 
 function hint(status: number): string {

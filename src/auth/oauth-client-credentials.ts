@@ -3,7 +3,7 @@ import * as oidc from 'openid-client';
 import type { Clock } from '../clock.js';
 import { isLoopbackHost } from '../common/loopback.js';
 import type { AuthSettings } from '../config/env.js';
-import { AuthError } from '../errors.js';
+import { AuthError, dependencyCheck, type DependencyFailureKind, describeFailureKind, networkFailureKind, originOf } from '../errors.js';
 import { remoteText } from '../http/remote-text.js';
 import { scrubSecrets, Secret } from '../secret.js';
 import type { AccessTokenSource } from './access-token-source.js';
@@ -28,9 +28,39 @@ async function clientAuthentication(settings: OAuthSettings): Promise<oidc.Clien
   }
 }
 
+/** Errors of RFC 6749 §5.2 that mean the client's own credentials are wrong or not allowed. */
+const CLIENT_REFUSALS = new Set(['invalid_client', 'unauthorized_client', 'unsupported_grant_type']);
+
 function refused(where: string, code: string, description: string | undefined): AuthError {
   const detail = description ? ` (${remoteText(scrubSecrets(description))})` : '';
-  return new AuthError(`the authorization server at ${where} refused the client: ${code}${detail}`);
+  const message = `the authorization server at ${where} refused the client: ${code}${detail}`;
+  if (!CLIENT_REFUSALS.has(code)) return new AuthError(message);
+  const dependencyFailure = shared(where, 'client-refused');
+  return new AuthError(`${message}; ${dependencyFailure.check}`, { dependencyFailure });
+}
+
+function shared(where: string, kind: DependencyFailureKind) {
+  return {
+    dependency: 'authorization server' as const,
+    kind,
+    target: originOf(where),
+    check: dependencyCheck('authorization server', kind),
+  };
+}
+
+/** The first system error code down a chain of causes: fetch wraps the socket's error, openid-client wraps fetch's. */
+function systemCode(error: unknown): string | undefined {
+  for (let e = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    if (typeof e.code === 'string' && networkFailureKind(e.code)) return e.code;
+  }
+  return undefined;
+}
+
+function isTimeout(error: unknown): boolean {
+  for (let e = error as { name?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    if (e.name === 'TimeoutError') return true;
+  }
+  return false;
 }
 
 /** Turns openid-client's errors into ours: what the server said, never what we sent. */
@@ -47,9 +77,15 @@ function translate(error: unknown, where: string): AuthError {
     return refused(where, parameters?.error ?? `HTTP ${error.status}`, parameters?.error_description);
   }
   const e = error as Error & { code?: string; cause?: { code?: string } };
-  const code = e.cause?.code ?? e.code;
-  if (e instanceof TypeError || code === 'ECONNREFUSED' || code === 'ENOTFOUND') {
-    return new AuthError(`cannot reach the authorization server at ${where}${code ? ` (${code})` : ''}`);
+  const code = systemCode(error);
+  const kind = code ? networkFailureKind(code) : isTimeout(error) ? 'timeout' : undefined;
+  if (kind) {
+    return new AuthError(`cannot reach the authorization server at ${where}: ${describeFailureKind(kind, code)}`, {
+      dependencyFailure: shared(where, kind),
+    });
+  }
+  if (e instanceof TypeError) {
+    return new AuthError(`cannot reach the authorization server at ${where}${e.cause?.code ? ` (${e.cause.code})` : ''}`);
   }
   return new AuthError(`OAuth client credentials at ${where} failed: ${scrubSecrets(e.message ?? String(error))}`);
 }

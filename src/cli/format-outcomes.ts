@@ -1,35 +1,76 @@
-import type { TokenOutcome } from '../rotation/outcome.js';
-import { formatTable, shortDate } from './format-table.js';
+import { formatTable, type TableOptions } from './format-table.js';
+import type { SharedProblem } from './output/envelope.js';
+import { plural, shortDate, showExpiry } from './output/expiry.js';
+import type { RunItem } from './output/run-items.js';
+import { formatProblems, isShared } from './output/shared-problems.js';
 
-/** The table `once` prints: per token what was done, the ids, the expiries, the sinks and why. */
-export function formatOutcomes(outcomes: TokenOutcome[]): string {
-  const table = formatTable(
-    ['TOKEN', 'ACTION', 'ID', 'EXPIRES', 'NEW EXPIRES', 'OLD STOPS', 'SINKS', 'REASON'],
-    outcomes.map((o) => [
-      o.name,
-      o.action,
-      o.newId ? `${o.oldId} -> ${o.newId}` : o.oldId,
-      shortDate(o.expiresAt),
-      shortDate(o.newExpiresAt),
-      shortDate(o.existingTokenExpiresAt),
-      o.sinks.length ? o.sinks.map((s) => `${s.sink} (${s.result})`).join(', ') : '-',
-      (o.error && o.action === 'failed' ? o.error.message : o.reason) +
-        (o.orphans.length ? ` [${o.orphans.length} orphaned token(s) reported]` : ''),
-    ]),
+/** The human word for a line: the JSON's action and result in one. */
+function done(item: RunItem): string {
+  if (item.result === 'interrupted') return 'interrupted';
+  if (item.result === 'failed') return 'failed';
+  return item.action === 'rotate' ? 'rotated' : item.action === 'skip' ? 'skipped' : 'ok';
+}
+
+/** Why, for a person: a failed sink's own error (it names the sink), else the error, else the decision. */
+function why(item: RunItem): string {
+  const sinkErrors = item.sinks.filter((s) => s.result === 'failed' && s.error).map((s) => s.error!);
+  const text =
+    item.result === 'failed'
+      ? sinkErrors.length
+        ? `${sinkErrors.join('; ')}${item.pending.length ? '; the secret stays staged and the next run delivers it' : ''}`
+        : (item.error?.message ?? item.reason)
+      : item.reason;
+  return text + (item.orphans.length ? ` [${plural(item.orphans.length, 'orphaned token')} reported]` : '');
+}
+
+/**
+ * The table `once` and `rotate` print: per token what was done, the ids, the expiry of the token now
+ * current, when the replaced one stops working, the sinks and why. Fitted to the terminal's width.
+ */
+export function formatOutcomes(items: RunItem[], options: { width?: number | undefined; problems?: SharedProblem[] } = {}): string {
+  const problems = options.problems ?? [];
+  const table: TableOptions = { width: options.width, flexible: [2, 5, 6] };
+  // The tokens a shared failure stopped are named once under it, not given a line each.
+  const own = items.filter((o) => !isShared(problems, o.error));
+  const rows = own.map((o) => [
+    o.name,
+    done(o),
+    o.newId ? `${o.id} -> ${o.newId}` : (o.id ?? '-'),
+    o.newId !== undefined ? shortDate(o.newExpiresAt) : showExpiry(o),
+    shortDate(o.existingTokenExpiresAt),
+    o.sinks.length ? o.sinks.map((s) => s.result).join(', ') : '-',
+    why(o),
+  ]);
+  const legend = items.some((o) => o.existingTokenExpiresAt)
+    ? 'EXPIRES: of the token now current\nOLD TOKEN ENDS: when the replaced token stops working (the overlap)\n'
+    : '';
+  return (
+    formatProblems(problems, items.length) +
+    (rows.length ? formatTable(['TOKEN', 'ACTION', 'ID', 'EXPIRES', 'OLD TOKEN ENDS', 'SINKS', 'REASON'], rows, table) : '') +
+    legend +
+    formatReloads(items, table.width) +
+    formatEarlierTokens(items, table.width) +
+    `${summaryLine(items)}\n`
   );
-  return table + formatReloads(outcomes) + formatEarlierTokens(outcomes);
+}
+
+/** `3 tokens: 1 rotated, 2 skipped`. */
+function summaryLine(items: RunItem[]): string {
+  const counts = new Map<string, number>();
+  for (const item of items) counts.set(done(item), (counts.get(done(item)) ?? 0) + 1);
+  return `${plural(items.length, 'token')}: ${[...counts].map(([word, n]) => `${n} ${word}`).join(', ') || 'none'}`;
 }
 
 /** After the rotations: each workload restarted and hook called, once per target. */
-function formatReloads(outcomes: TokenOutcome[]): string {
-  const rows = outcomes.flatMap((o) => (o.reloads ?? []).map((r) => [o.name, r.target, r.result, r.message ?? '']));
+function formatReloads(items: RunItem[], width: number | undefined): string {
+  const rows = items.flatMap((o) => o.reloads.map((r) => [o.name, r.target, r.result, r.message ?? '']));
   if (rows.length === 0) return '';
-  return `\nreloads:\n${formatTable(['TOKEN', 'TARGET', 'RESULT', 'NOTE'], rows)}`;
+  return `\nreloads:\n${formatTable(['TOKEN', 'TARGET', 'RESULT', 'NOTE'], rows, { width })}`;
 }
 
 /** After an emergency rotation: what became of each earlier token of the name that still worked. */
-function formatEarlierTokens(outcomes: TokenOutcome[]): string {
-  const rows = outcomes.flatMap((o) =>
+function formatEarlierTokens(items: RunItem[], width: number | undefined): string {
+  const rows = items.flatMap((o) =>
     (o.earlierTokens ?? []).map((t) => [
       o.name,
       t.id,
@@ -39,5 +80,5 @@ function formatEarlierTokens(outcomes: TokenOutcome[]): string {
     ]),
   );
   if (rows.length === 0) return '';
-  return `\nearlier tokens of these names that still worked:\n${formatTable(['TOKEN', 'ID', 'RESULT', 'STOPS', 'NOTE'], rows)}`;
+  return `\nearlier tokens of these names that still worked:\n${formatTable(['TOKEN', 'ID', 'RESULT', 'STOPS', 'NOTE'], rows, { width })}`;
 }

@@ -3,10 +3,18 @@ import { dirname, resolve } from 'node:path';
 import { importClientPrivateKey } from '../auth/private-key.js';
 import { type Env } from '../common/env-variables.js';
 import { checkReferences } from '../common/reference.js';
-import { readEnvironment, readSettings, type Settings } from '../config/env.js';
+import {
+  type LocalSettings,
+  readEnvironment,
+  readLocalSettings,
+  readServiceSettings,
+  type ServiceSettings,
+  type Settings,
+} from '../config/env.js';
 import { loadPolicy } from '../config/load-policy.js';
 import type { Policy } from '../config/types.js';
 import { AuthError, ConfigError, type ConfigIssue } from '../errors.js';
+import { createLogger } from '../log/logger.js';
 import { type NotificationTarget, resolveTargets } from '../notify/notifier.js';
 import { reloadReferences } from '../reload/registry.js';
 import { sinkReferences } from '../sinks/registry.js';
@@ -20,6 +28,12 @@ export interface GlobalOptions {
   config?: string;
   /** A dotenv file to read variables from. Not `--env-file`: Node.js takes that option for itself. */
   dotenv?: string;
+  /**
+   * `unused` for a command that neither calls the token service nor sends notices (`status` reads
+   * only state and sinks): the service's URL and credentials, and the notification URLs, are then
+   * not required. Anything that reaches for them anyway gets the configuration error then.
+   */
+  service?: 'required' | 'unused';
 }
 
 export interface Runtime {
@@ -62,15 +76,18 @@ export async function loadRuntime(options: GlobalOptions, io: { env: Env; cwd: s
   const env = readEnvironment(io.env, { envFile: options.dotenv, cwd: io.cwd });
   const issues: ConfigIssue[] = [];
   const policyPath = resolve(io.cwd, options.config ?? (env.ROTATOR_CONFIG || DEFAULT_POLICY_PATH));
-  const settings = await collect(issues, () => readSettings(env, io.cwd, dirname(policyPath)));
-  if (settings && !isStateBackendName(settings.stateBackend)) {
+  const serviceUsed = options.service !== 'unused';
+  const service = serviceUsed ? await collect(issues, () => readServiceSettings(env)) : deferredService(env);
+  const local = await collect(issues, () => readLocalSettings(env, io.cwd, dirname(policyPath)));
+  const settings = service && local ? withService(local, service) : undefined;
+  if (local && !isStateBackendName(local.stateBackend)) {
     issues.push({ path: 'env.ROTATOR_STATE_BACKEND', message: `must be one of: ${Object.keys(stateBackends).join(', ')}` });
-  } else if (settings) {
-    const backend: StateBackendType = stateBackends[settings.stateBackend as StateBackendName];
-    issues.push(...(backend.check?.({ dir: settings.stateDir, env, hasStateKey: settings.stateKey !== undefined }) ?? []));
+  } else if (local) {
+    const backend: StateBackendType = stateBackends[local.stateBackend as StateBackendName];
+    issues.push(...(backend.check?.({ dir: local.stateDir, env, hasStateKey: local.stateKey !== undefined }) ?? []));
   }
-  if (settings?.auth.kind === 'oauth' && settings.auth.privateKey) {
-    const key = settings.auth.privateKey;
+  if (serviceUsed && service?.auth.kind === 'oauth' && service.auth.privateKey) {
+    const key = service.auth.privateKey;
     await collect(issues, async () => {
       try {
         await importClientPrivateKey(key);
@@ -81,9 +98,41 @@ export async function loadRuntime(options: GlobalOptions, io: { env: Env; cwd: s
     });
   }
   const environmentFiles = environmentFilesOf(env, options.dotenv ?? '.env', io.cwd);
-  const checked = await collect(issues, () => checkPolicy(policyPath, { env, settings, environmentFiles, cwd: io.cwd }));
+  const checked = await collect(issues, () =>
+    checkPolicy(policyPath, { env, settings: local, environmentFiles, cwd: io.cwd, notifications: serviceUsed }),
+  );
   if (issues.length > 0 || !settings || !checked) throw new ConfigError(issues);
+  if (checked.policy.warnings.length > 0) {
+    const logger = createLogger({ level: local!.logLevel });
+    for (const warning of checked.policy.warnings) logger.warn({ path: warning.path, policy: policyPath }, warning.message);
+  }
   return { env, settings, ...checked, policyPath, environmentFiles, cwd: io.cwd };
+}
+
+/**
+ * The service settings of a command that does not use them: read if they are right, and otherwise
+ * a stand-in whose every field throws the configuration error, so that a command that reaches for
+ * them by mistake still fails with exit 2 naming the variable, never with a request half-configured.
+ */
+function deferredService(env: Env): ServiceSettings {
+  try {
+    return readServiceSettings(env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    const fail = (): never => {
+      throw error;
+    };
+    return Object.defineProperties({} as ServiceSettings, {
+      apiUrl: { get: fail, enumerable: true },
+      auth: { get: fail, enumerable: true },
+      orgId: { get: fail, enumerable: true },
+    });
+  }
+}
+
+/** The two halves as one object, without reading the service half's fields (they may throw). */
+function withService(local: LocalSettings, service: ServiceSettings): Settings {
+  return Object.defineProperties({ ...local } as Settings, Object.getOwnPropertyDescriptors(service));
 }
 
 /**
@@ -93,12 +142,20 @@ export async function loadRuntime(options: GlobalOptions, io: { env: Env; cwd: s
  */
 export async function checkPolicy(
   policyPath: string,
-  context: { env: Env; settings: Settings | undefined; environmentFiles: string[]; cwd: string },
+  context: {
+    env: Env;
+    settings: LocalSettings | undefined;
+    environmentFiles: string[];
+    cwd: string;
+    /** false: the command sends no notices, so their URLs need not be set (`status`). */
+    notifications?: boolean;
+  },
 ): Promise<{ policy: Policy; notificationTargets: NotificationTarget[] }> {
   const issues: ConfigIssue[] = [];
   const policy = await collect(issues, () => loadPolicy(policyPath, { env: context.env }));
   if (policy) {
-    const notifications = resolveTargets(policy.notifications, context.env, context.cwd);
+    const notifications =
+      context.notifications === false ? { targets: [], issues: [] } : resolveTargets(policy.notifications, context.env, context.cwd);
     issues.push(...notifications.issues);
     const references = policy.tokens.flatMap((token, t) => [
       ...token.sinks.flatMap((sink, s) => sinkReferences(sink).map((r) => ({ ...r, path: `tokens[${t}].sinks[${s}].${r.path}` }))),

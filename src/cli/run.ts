@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { Argument, Command, CommanderError, Option } from 'commander';
 
 import { ConfigError, RotatorError } from '../errors.js';
 import { chooseLogOutput, LOG_FORMATS, type LogFormat, setLogOutput } from '../log/logger.js';
@@ -8,17 +8,27 @@ import { scrubSecrets } from '../secret.js';
 import { onceCommand } from './commands/once.js';
 import { planCommand } from './commands/plan.js';
 import { validateCommand } from './commands/validate.js';
+import { completionScript, SHELLS } from './completion.js';
+import { commandHelp, type HelpedCommand, programHelp } from './help/command-help.js';
 import { type CliIo, EXIT } from './io.js';
 import { DEFAULT_POLICY_PATH, type GlobalOptions } from './load-runtime.js';
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
-function integer(min: number, max: number) {
-  return (value: string) => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`must be a whole number from ${min} to ${max}`);
-    return n;
-  };
+/**
+ * The emulator is a development tool with its own entry point (`token-rotator-emulator`); the
+ * production image leaves it out. Here it is loaded only when asked for, and only where it exists.
+ */
+const EMULATOR_PROGRAM = new URL('../emulator/cli/emulator-program.js', import.meta.url);
+
+/** The shape of src/emulator/cli/emulator-program.ts, not imported: a production build must not compile it in. */
+interface EmulatorProgram {
+  defineEmulatorCommand(command: Command, io: CliIo, done: (exitCode: number) => void): Command;
+}
+
+async function emulatorProgram(): Promise<EmulatorProgram | undefined> {
+  if (!existsSync(EMULATOR_PROGRAM)) return undefined;
+  return (await import(EMULATOR_PROGRAM.href)) as EmulatorProgram;
 }
 
 /**
@@ -55,6 +65,8 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
         .env('ROTATOR_LOG_FORMAT')
         .default('auto'),
     )
+    .configureHelp({ showGlobalOptions: true })
+    .addHelpText('after', programHelp())
     .showHelpAfterError()
     .exitOverride()
     .configureOutput({
@@ -102,6 +114,10 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     .option('--reason <text>', 'why: written to the audit log')
     .option('--json', 'print the outcome as JSON')
     .option('--held-id <id>', "deliver a secret held in the journal as this token (its id from the service's console)")
+    .option(
+      '--skip-verify',
+      'finish a staged rotation whose new token failed verification, without verifying it (after checking it by hand)',
+    )
     .action(async (names: string[], options) => {
       const { rotateCommand } = await import('./commands/rotate.js');
       exitCode = await rotateCommand(names, { ...global(), ...options }, io);
@@ -113,7 +129,8 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     .option('--json', 'print JSON')
     .action(async (options: { json?: boolean }) => {
       const { statusCommand } = await import('./commands/status.js');
-      exitCode = await statusCommand({ ...global(), ...options }, io);
+      // It reads state and sinks only: no service URL, credentials or notification URLs are needed.
+      exitCode = await statusCommand({ ...global(), ...options, service: 'unused' }, io);
     });
 
   program
@@ -127,42 +144,61 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       exitCode = await validateCommand({ ...global(), ...options }, io);
     });
 
-  program
+  const emulator = program
     .command('emulator')
-    .description('serve a local double of the token service and its OAuth server, for demos and CI')
-    .addOption(new Option('--host <host>', 'loopback address to listen on').default('127.0.0.1'))
-    .addOption(new Option('--port <port>', 'port (0: any free port)').default(0).argParser(integer(0, 65535)))
-    .option('--seed <file>', 'tokens, clients and knobs to start with (YAML or JSON)')
-    .option('--env-out <file>', 'write the ROTATOR_* settings a rotator needs, client secret included, to this 0600 file')
-    .addOption(new Option('--latency <ms>', 'delay every API answer').argParser(integer(0, 60_000)))
-    .addOption(new Option('--rate-limit <n>', 'requests per minute per caller before 429').argParser(integer(1, 1_000_000)))
-    .option('--kubernetes <kubeconfig>', 'also serve a Kubernetes API double, and write a kubeconfig for it (0600) to this file')
-    .addOption(
-      new Option('--namespaces <list>', 'the namespaces the Kubernetes double has, besides default (comma-separated)').default(
-        'token-rotator,apps',
-      ),
-    )
-    .action(async (options) => {
-      // Loaded only here: the authorization server is heavy and the rotator itself never needs it.
-      const { emulatorCommand } = await import('./commands/emulator.js');
-      exitCode = await emulatorCommand(options, io);
+    .description(
+      'serve a local double of the token service and its OAuth server, for demos and CI (a development tool: also token-rotator-emulator)',
+    );
+  // Its options live with it; loaded only when the command line names it (or a completion script is made).
+  const emulatorCli = argv.includes('emulator') || argv.includes('completion') ? await emulatorProgram() : undefined;
+  if (emulatorCli) {
+    emulatorCli.defineEmulatorCommand(emulator, io, (code) => (exitCode = code));
+  } else {
+    emulator
+      .helpOption(false)
+      .allowUnknownOption()
+      .allowExcessArguments()
+      .action(() => {
+        throw new ConfigError([
+          {
+            path: 'emulator',
+            message:
+              'is not part of this installation (the container image leaves the test bench out); run it from an npm install or a checkout: npx token-rotator-emulator',
+          },
+        ]);
+      });
+  }
+
+  program
+    .command('completion')
+    .description('print a shell completion script (bash, zsh or fish)')
+    .addArgument(new Argument('<shell>', 'the shell').choices(SHELLS))
+    .action((shell: (typeof SHELLS)[number]) => {
+      io.stdout.write(completionScript(shell, program));
     });
+
+  for (const command of program.commands) command.addHelpText('after', commandHelp(command.name() as HelpedCommand));
 
   try {
     refuseNodeOptions(argv);
     await program.parseAsync(argv, { from: 'user' });
     return exitCode;
   } catch (error) {
-    if (error instanceof CommanderError) {
-      return error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.exitCode === 0 ? EXIT.ok : EXIT.usage;
-    }
-    if (error instanceof ConfigError) {
-      io.stderr.write(`token-rotator: ${scrubSecrets(error.message)}\n`);
-      return EXIT.usage;
-    }
-    const message =
-      error instanceof RotatorError ? `${error.code}: ${error.message}` : `unexpected error: ${(error as Error)?.stack ?? error}`;
-    io.stderr.write(`token-rotator: ${scrubSecrets(message)}\n`);
-    return EXIT.failed;
+    return reportError(error, io);
   }
+}
+
+/** The exit code for what a command threw, said on stderr: one line, no stack trace unless unexpected. */
+export function reportError(error: unknown, io: Pick<CliIo, 'stderr'>): number {
+  if (error instanceof CommanderError) {
+    return error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+  }
+  if (error instanceof ConfigError) {
+    io.stderr.write(`token-rotator: ${scrubSecrets(error.message)}\n`);
+    return EXIT.usage;
+  }
+  const message =
+    error instanceof RotatorError ? `${error.code}: ${error.message}` : `unexpected error: ${(error as Error)?.stack ?? error}`;
+  io.stderr.write(`token-rotator: ${scrubSecrets(message)}\n`);
+  return EXIT.failed;
 }

@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+
 import { describeSkew, type ServiceClock, serviceClock, SKEW_WARNING_MS } from '../api/service-clock.js';
 import { createTokenServiceClient } from '../api/token-service-client.js';
 import { createAccessTokenSource } from '../auth/create-access-token-source.js';
@@ -17,17 +19,21 @@ import type { StateBackend } from '../state/state-backend.js';
 import type { StateStore } from '../state/state-store.js';
 
 /**
- * `ROTATOR_TEST_FAILPOINT=step[:n]` kills the process (SIGKILL, as a crash would) the n-th time it
- * reaches `step`. Only the crash-safety tests set it.
+ * The test hook that kills the process at a protocol step (`ROTATOR_TEST_FAILPOINT=step[:n]`, see
+ * src/testing/failpoint.ts). Its module is not in a production build, so there the variable cannot
+ * reach it: loaded only when the variable is set and the module exists.
  */
-function failpointFrom(env: Env): ((step: Failpoint) => void) | undefined {
+const FAILPOINT_MODULE = new URL('../testing/failpoint.js', import.meta.url);
+
+async function failpointFrom(env: Env, logger: Logger): Promise<((step: Failpoint) => void) | undefined> {
   const spec = env.ROTATOR_TEST_FAILPOINT;
   if (!spec) return undefined;
-  const [step, nth] = spec.split(':');
-  let seen = 0;
-  return (reached) => {
-    if (reached === step && ++seen >= Number(nth ?? 1)) process.kill(process.pid, 'SIGKILL');
-  };
+  if (!existsSync(FAILPOINT_MODULE)) {
+    logger.warn('ROTATOR_TEST_FAILPOINT is ignored: this is a production build, without test hooks');
+    return undefined;
+  }
+  const { failpointFrom: fromSpec } = (await import(FAILPOINT_MODULE.href)) as { failpointFrom(spec: string): (step: Failpoint) => void };
+  return fromSpec(spec);
 }
 
 export interface DepsHooks {
@@ -107,7 +113,7 @@ export async function openRotationDeps(
   const sinks = openSinkSet(sinkTypesByName, { logger, env, reference });
   // Restart times are this machine's, as `kubectl rollout restart` would write them.
   const runReloads = openReloads({ logger, env, clock, reference });
-  const failpoint = failpointFrom(env);
+  const failpoint = await failpointFrom(env, logger);
   const deps: RotationDeps = {
     api,
     state: recordingServiceClock(backend.state, service),

@@ -32,10 +32,15 @@ export type AuthSettings =
     }
   | { kind: 'static'; accessToken: Secret };
 
-export interface Settings {
+/** What a command needs to reach the token service: only commands that call it require these. */
+export interface ServiceSettings {
   apiUrl: URL;
   auth: AuthSettings;
   orgId: string | undefined;
+}
+
+/** What every command needs, the ones that only read state and sinks (`status`) included. */
+export interface LocalSettings {
   /**
    * `ROTATOR_STATE_DIR`, else `.token-rotator` beside the policy file: state follows the policy, as
    * sink paths do, whatever folder a run starts in.
@@ -49,6 +54,8 @@ export interface Settings {
   /** Seals staged secrets in the journal (AES-256-GCM); without it they are plain in 0600 files. */
   stateKey: KeyObject | undefined;
 }
+
+export type Settings = ServiceSettings & LocalSettings;
 
 /** The state folder's name beside the policy file, when ROTATOR_STATE_DIR does not say. */
 export const DEFAULT_STATE_FOLDER = '.token-rotator';
@@ -218,11 +225,18 @@ function positiveInteger(env: Env, name: string, fallback: number, max: number, 
  */
 const MAX_HTTP_TIMEOUT_MS = 10 * 60_000;
 
-/** Checks the whole environment at once and throws every problem together. No network, no writes. */
-export function readSettings(env: Env, cwd: string, policyDir: string = cwd): Settings {
+/** The service's address and credentials, every problem thrown together. No network. */
+export function readServiceSettings(env: Env): ServiceSettings {
   const issues: ConfigIssue[] = [];
   const apiUrl = readUrl(env, 'ROTATOR_API_URL', issues, true);
   const auth = readAuth(env, issues);
+  if (issues.length > 0 || !apiUrl || !auth) throw new ConfigError(issues);
+  return { apiUrl, auth, orgId: env.ROTATOR_ORG_ID || undefined };
+}
+
+/** Everything but the service: state, logging, limits. Every problem thrown together. */
+export function readLocalSettings(env: Env, cwd: string, policyDir: string = cwd): LocalSettings {
+  const issues: ConfigIssue[] = [];
   const logLevel = oneOf(env, 'ROTATOR_LOG_LEVEL', LOG_LEVELS, 'info', issues);
   let httpTimeoutMs = 30_000;
   if (present(env, 'ROTATOR_HTTP_TIMEOUT')) {
@@ -243,7 +257,26 @@ export function readSettings(env: Env, cwd: string, policyDir: string = cwd): Se
       ? env.ROTATOR_STATE_DIR
       : resolve(cwd, env.ROTATOR_STATE_DIR)
     : join(policyDir, DEFAULT_STATE_FOLDER);
-  if (issues.length > 0 || !apiUrl || !auth) throw new ConfigError(issues);
+  if (issues.length > 0) throw new ConfigError(issues);
   const stateBackend = env.ROTATOR_STATE_BACKEND || 'file';
-  return { apiUrl, auth, orgId: env.ROTATOR_ORG_ID || undefined, stateDir, stateBackend, logLevel, httpTimeoutMs, concurrency, stateKey };
+  return { stateDir, stateBackend, logLevel, httpTimeoutMs, concurrency, stateKey };
+}
+
+/** Checks the whole environment at once and throws every problem together. No network, no writes. */
+export function readSettings(env: Env, cwd: string, policyDir: string = cwd): Settings {
+  const issues: ConfigIssue[] = [];
+  const service = collectIssues(issues, () => readServiceSettings(env));
+  const local = collectIssues(issues, () => readLocalSettings(env, cwd, policyDir));
+  if (!service || !local) throw new ConfigError(issues);
+  return { ...service, ...local };
+}
+
+function collectIssues<T>(issues: ConfigIssue[], read: () => T): T | undefined {
+  try {
+    return read();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    issues.push(...error.issues);
+    return undefined;
+  }
 }

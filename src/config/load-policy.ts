@@ -9,7 +9,8 @@ import { isReloadType, type ReloadConfig, reloadTypes } from '../reload/registry
 import type { ReloadParseContext } from '../reload/reload.js';
 import { isSinkType, type SinkConfig, sinkTarget, sinkTypes } from '../sinks/registry.js';
 import type { SinkParseContext } from '../sinks/sink.js';
-import { policySchema, type RawSettings } from './policy-schema.js';
+import type { VerifyProbe } from '../verify/verify-config.js';
+import { policySchema, type RawSettings, settingsShape } from './policy-schema.js';
 import { policySizeIssue, readPolicyText } from './policy-text.js';
 import type { CheckSchedule, Policy, RotationSettings, TokenPolicy } from './types.js';
 
@@ -19,7 +20,8 @@ export const BUILT_IN_DEFAULTS: RotationSettings = {
   renewBefore: { kind: 'duration', ms: 7 * 24 * 3600_000 },
   overlapMs: 3600_000,
   lifetimeMs: 30 * 24 * 3600_000,
-  maxAgeMs: null,
+  // Not set: a token that never expires still gets the default maxAge (see decide.ts).
+  maxAgeMs: undefined,
   onDrift: 'rotate',
 };
 
@@ -59,51 +61,93 @@ export function parsePolicy(text: string, file: string, context: PolicyContext =
         parseReloads((token as { reload?: unknown })?.reload, `tokens[${index}].reload`, reloadContext, issues),
       )
     : [];
-  if (!parsed.success) throw new ConfigError(issues);
-
-  const defaults = mergeSettings(BUILT_IN_DEFAULTS, parsed.data.defaults ?? {});
-  const defaultSchedule = mergeSchedule(DEFAULT_SCHEDULE, parsed.data.defaults ?? {});
+  // The checks across fields run on every part that is valid alone, so one run reports every
+  // problem, not field errors first and duplicates only once those are fixed.
+  const rawDefaults = (raw as { defaults?: unknown })?.defaults;
+  const lenientDefaults = lenientSettings(rawDefaults === undefined ? {} : rawDefaults);
+  const defaults = mergeSettings(BUILT_IN_DEFAULTS, lenientDefaults.values);
   const seenNames = new Map<string, number>();
   const seenIds = new Map<string, number>();
   const seenTargets = new Map<string, string>();
-  const tokens: TokenPolicy[] = parsed.data.tokens.map((token, index) => {
+  (Array.isArray(rawTokens) ? rawTokens : []).forEach((rawToken: unknown, index) => {
     const at = `tokens[${index}]`;
-    const firstWithName = seenNames.get(token.name);
-    if (firstWithName !== undefined)
-      issues.push({ path: `${at}.name`, message: `'${token.name}' is already used by tokens[${firstWithName}]; names must be unique` });
-    else seenNames.set(token.name, index);
-    const firstWithId = seenIds.get(token.id);
-    if (firstWithId !== undefined)
-      issues.push({ path: `${at}.id`, message: `the same token as tokens[${firstWithId}]; one token, one name` });
-    else seenIds.set(token.id, index);
+    const token = isMapping(rawToken) ? rawToken : {};
+    if (typeof token.name === 'string') {
+      const firstWithName = seenNames.get(token.name);
+      if (firstWithName !== undefined)
+        issues.push({ path: `${at}.name`, message: `'${token.name}' is already used by tokens[${firstWithName}]; names must be unique` });
+      else seenNames.set(token.name, index);
+    }
+    if (typeof token.id === 'string') {
+      const firstWithId = seenIds.get(token.id);
+      if (firstWithId !== undefined)
+        issues.push({ path: `${at}.id`, message: `the same token as tokens[${firstWithId}]; one token, one name` });
+      else seenIds.set(token.id, index);
+    }
+    const own = lenientSettings(token);
+    const unknown = new Set([...own.invalid, ...[...lenientDefaults.invalid].filter((key) => token[key] === undefined)]);
+    issues.push(...checkSettings(mergeSettings(defaults, own.values), at, token, unknown));
 
-    const settings = mergeSettings(defaults, token);
-    issues.push(...checkSettings(settings, at, token));
-
-    const sinks = sinksByToken[index] ?? [];
-    for (const { config, at: sinkAt } of sinks) {
+    for (const { config, at: sinkAt } of sinksByToken[index] ?? []) {
       const target = sinkTarget(config);
       const firstAt = seenTargets.get(target);
       if (firstAt) issues.push({ path: sinkAt, message: `writes to the same place as ${firstAt}` });
       else seenTargets.set(target, sinkAt);
     }
+  });
+  if (!parsed.success || issues.length > 0) throw new ConfigError(issues);
+
+  const parsedDefaults = mergeSettings(BUILT_IN_DEFAULTS, parsed.data.defaults ?? {});
+  const defaultSchedule = mergeSchedule(DEFAULT_SCHEDULE, parsed.data.defaults ?? {});
+  const tokens: TokenPolicy[] = parsed.data.tokens.map((token, index) => {
     const reload =
       token.reload !== undefined
-        ? { list: reloadByToken[index] ?? [], at: `${at}.reload` }
+        ? { list: reloadByToken[index] ?? [], at: `tokens[${index}].reload` }
         : { list: defaultReload, at: 'defaults.reload' };
     return {
       name: token.name,
       id: token.id,
-      settings,
+      settings: mergeSettings(parsedDefaults, token),
       schedule: mergeSchedule(defaultSchedule, token),
-      sinks: sinks.map((s) => s.config),
+      sinks: (sinksByToken[index] ?? []).map((s) => s.config),
       reload: reload.list,
       reloadAt: reload.at,
+      ...verifyOf(token.verify, parsed.data.defaults?.verify),
     };
   });
+  return { file, tokens, notifications: parsed.data.notifications, warnings: policyWarnings(tokens) };
+}
 
-  if (issues.length > 0) throw new ConfigError(issues);
-  return { file, tokens, notifications: parsed.data.notifications };
+/** A token's own probe replaces the defaults'; `verify: null` on the token turns the defaults' off. */
+function verifyOf(own: VerifyProbe | null | undefined, defaults: VerifyProbe | null | undefined): { verify?: VerifyProbe } {
+  const probe = own === undefined ? defaults : own;
+  return probe ? { verify: probe } : {};
+}
+
+/** What is valid but almost certainly not meant: said as a warning, never refused. */
+function policyWarnings(tokens: readonly TokenPolicy[]): ConfigIssue[] {
+  return tokens.length === 0 ? [{ path: 'tokens', message: 'the policy lists no tokens: nothing will be checked or rotated' }] : [];
+}
+
+const isMapping = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * Each setting parsed on its own: the valid ones, and the names of the invalid ones (all of them
+ * when the whole is not a mapping), so that checks across settings skip what is already reported.
+ */
+function lenientSettings(raw: unknown): { values: RawSettings; invalid: Set<keyof RawSettings> } {
+  const keys = Object.keys(settingsShape) as Array<keyof RawSettings>;
+  if (!isMapping(raw)) return { values: {}, invalid: new Set(keys) };
+  const values: Record<string, unknown> = {};
+  const invalid = new Set<keyof RawSettings>();
+  for (const key of keys) {
+    if (raw[key] === undefined) continue;
+    const result = settingsShape[key].safeParse(raw[key]);
+    if (result.success) values[key] = result.data;
+    else invalid.add(key);
+  }
+  return { values: values as RawSettings, invalid };
 }
 
 /** Each sink by its own type's parser; problems are added to `issues` with their full path. */
@@ -179,20 +223,27 @@ function mergeSettings(base: RotationSettings, raw: RawSettings): RotationSettin
  * Combinations that are each valid alone but make a policy that cannot work: a token that is due
  * again the moment it is rotated would be regenerated on every run.
  */
-function checkSettings(s: RotationSettings, at: string, raw: RawSettings): ConfigIssue[] {
+function checkSettings(
+  s: RotationSettings,
+  at: string,
+  raw: Record<string, unknown>,
+  unknown: ReadonlySet<keyof RawSettings>,
+): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   const where = (key: keyof RawSettings) => (raw[key] !== undefined ? `${at}.${key}` : `${at}.${key} (from defaults)`);
-  if (s.lifetimeMs !== null) {
+  const known = (...keys: Array<keyof RawSettings>) => keys.every((key) => !unknown.has(key));
+  if (s.lifetimeMs !== null && known('lifetime')) {
     if (s.lifetimeMs <= 0) issues.push({ path: where('lifetime'), message: 'must be longer than 0s' });
-    if (s.renewBefore.kind === 'duration' && s.renewBefore.ms >= s.lifetimeMs) {
+    if (s.renewBefore.kind === 'duration' && s.renewBefore.ms >= s.lifetimeMs && known('renewBefore')) {
       issues.push({
         path: where('renewBefore'),
         message: `${formatDuration(s.renewBefore.ms)} is not shorter than lifetime ${formatDuration(s.lifetimeMs)}: every new token would be due at once`,
       });
     }
-  } else if (s.renewBefore.kind === 'share') {
+  } else if (s.lifetimeMs === null && s.renewBefore.kind === 'share' && known('lifetime', 'renewBefore')) {
     issues.push({ path: where('renewBefore'), message: 'a share of the lifetime needs a lifetime; lifetime is "never"' });
   }
-  if (s.maxAgeMs !== null && s.maxAgeMs <= 0) issues.push({ path: where('maxAge'), message: 'must be longer than 0s' });
+  if (typeof s.maxAgeMs === 'number' && s.maxAgeMs <= 0 && known('maxAge'))
+    issues.push({ path: where('maxAge'), message: 'must be longer than 0s' });
   return issues;
 }

@@ -1,6 +1,8 @@
+import type { ConfigIssue } from '../errors.js';
 import type { NotificationConfig } from '../notify/notification-config.js';
 import type { ReloadConfig } from '../reload/registry.js';
 import type { SinkConfig } from '../sinks/registry.js';
+import type { VerifyProbe } from '../verify/verify-config.js';
 
 /** `renewBefore` as a fixed duration before expiry, or as a share of the token's lifetime. */
 export type RenewBefore = { kind: 'duration'; ms: number } | { kind: 'share'; percent: number };
@@ -11,8 +13,11 @@ export interface RotationSettings {
   overlapMs: number;
   /** The new token's lifetime; null means the new token never expires. */
   lifetimeMs: number | null;
-  /** Also rotate when the last rotation is older than this; null turns the check off. */
-  maxAgeMs: number | null;
+  /**
+   * Also rotate when the token is older than this. undefined: not set, so only a token that never
+   * expires gets one (90 days, see NEVER_EXPIRES_MAX_AGE_MS); null: `maxAge: never`, off for all.
+   */
+  maxAgeMs: number | null | undefined;
   /** A sink that lacks the current secret: rotate to repair it, or only report it. */
   onDrift: 'rotate' | 'report';
 }
@@ -35,6 +40,8 @@ export interface TokenPolicy {
   reload: ReloadConfig[];
   /** Where the list was written (`defaults.reload` or `tokens[2].reload`), for messages. */
   reloadAt: string;
+  /** A probe of the new token itself before commit (`verify:`); the built-in checks run without it. */
+  verify?: VerifyProbe;
 }
 
 export interface Policy {
@@ -42,4 +49,6 @@ export interface Policy {
   file: string;
   tokens: TokenPolicy[];
   notifications: NotificationConfig[];
+  /** What is valid but likely not meant (a policy with no tokens): every command logs them. */
+  warnings: ConfigIssue[];
 }

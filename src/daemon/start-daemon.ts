@@ -9,8 +9,10 @@ import type { Policy, TokenPolicy } from '../config/types.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { Notify } from '../notify/notifier.js';
+import { describeReload } from '../reload/registry.js';
 import { rotatedToken } from '../reload/run-reloads.js';
 import { rotateToken } from '../rotation/rotate-token.js';
+import { createShutdown } from '../rotation/shutdown.js';
 import { findStrayEntries, type StrayEntry } from '../rotation/stray-entries.js';
 import { startListener } from './http-listener.js';
 import { createMetrics } from './metrics.js';
@@ -37,7 +39,11 @@ export interface Daemon {
   url: string;
   /** Reads the policy file again; an invalid one is rejected and the running one kept. */
   reload(): Promise<boolean>;
-  /** No new checks; waits for the running ones, aborting what still waits on the network at the deadline. */
+  /**
+   * No new checks, and no new regenerate; waits for the running ones, giving up at the deadline what
+   * still waits on the network (never a regenerate already sent). A check stopped so is interrupted,
+   * not failed.
+   */
   stop(deadlineMs: number): Promise<void>;
 }
 
@@ -81,8 +87,23 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     }
     strays = found;
   };
-  const abort = new AbortController();
+  const shutdown = createShutdown();
   const limit = pLimit(settings.concurrency);
+  /** Checks the stop came before: waiting for a slot, never started. */
+  let notStarted = 0;
+  /** The per-token series of the policy in force, at 0 from the start, and what the state records say. */
+  const track = async (current: Policy) => {
+    metrics.track(
+      current.tokens.map((t) => ({ name: t.name, sinks: t.sinks.map(deps.sinks.describe), reloads: t.reload.map(describeReload) })),
+      strays.map((s) => s.name),
+    );
+    await Promise.all(
+      current.tokens.map(async (t) => {
+        const record = await deps.state.read(t.name).catch(() => undefined);
+        if (record) metrics.seed(t.name, record);
+      }),
+    );
+  };
 
   const reloads = reloadBatch(opened.runReloads, async (outcome) => {
     metrics.observeReloads(outcome);
@@ -91,7 +112,12 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const check = (token: TokenPolicy) =>
     reloads.around(() =>
       limit(async () => {
-        const outcome = await rotateToken(token, deps, { respectBackoff: true, signal: abort.signal });
+        if (shutdown.stopping.aborted) {
+          notStarted++;
+          logger.debug({ tokenName: token.name }, 'not checked: stopping');
+          return;
+        }
+        const outcome = await rotateToken(token, deps, { respectBackoff: true, signal: shutdown.abort, stopping: shutdown.stopping });
         metrics.observeOutcome(outcome, clock.now());
         // Its notice waits for its reloads, so that it tells both.
         if (rotatedToken(outcome) && token.reload.length > 0) reloads.add({ token, outcome });
@@ -112,13 +138,14 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
           return { ready: false, reason: `the last request to the token service got no answer (${lastAnswer.at.toISOString()})` };
         return {
           ready: true,
-          reason: `policy loaded (${policy.tokens.length} tokens); the token service answered at ${lastAnswer.at.toISOString()}`,
+          reason: `policy loaded (${policy.tokens.length} token${policy.tokens.length === 1 ? '' : 's'}); the token service answered at ${lastAnswer.at.toISOString()}`,
         };
       },
     },
   });
 
   await findStrays(policy);
+  await track(policy);
   scheduler.schedule(policy.tokens);
   for (const token of policy.tokens) void scheduler.run(token); // the first check, at start
 
@@ -134,25 +161,30 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         logger.error({ problems: message }, 'the new policy is invalid; keeping the one in force');
         return false;
       }
-      const names = new Set(next.policy.tokens.map((t) => t.name));
-      for (const old of policy.tokens) if (!names.has(old.name)) metrics.forget(old.name);
       policy = next.policy;
       notify = next.notify;
-      scheduler.schedule(next.policy.tokens);
       await findStrays(next.policy);
+      await track(next.policy);
+      scheduler.schedule(next.policy.tokens);
       logger.info({ tokens: next.policy.tokens.length }, 'policy reloaded');
       return true;
     },
 
     async stop(deadlineMs) {
-      // In-flight steps finish; a request still unanswered at the deadline is aborted, and its
-      // journalled intent is reconciled at the next start. A received secret is staged at once.
-      const deadline = setTimeout(() => abort.abort(), deadlineMs);
+      // In-flight steps finish; a request still unanswered at the deadline is given up (never a
+      // regenerate sent: see rotation/shutdown.ts), and a journalled intent is reconciled at the
+      // next start. A received secret is staged at once.
+      logger.info(
+        { inProgress: limit.activeCount, notStarted: limit.pendingCount, deadlineMs },
+        `stopping: ${limit.activeCount} checks in progress finish, ${limit.pendingCount} waiting are not started`,
+      );
+      shutdown.stop('stop', deadlineMs);
       try {
         await scheduler.stop();
         await reloads.flush();
+        if (notStarted > 0) logger.info({ notStarted }, `${notStarted} checks not started because of the stop`);
       } finally {
-        clearTimeout(deadline);
+        shutdown.dispose();
         // close() waits for open connections, and a scraper keeps one alive: end them first.
         const closed = new Promise<void>((resolve) => listener.server.close(() => resolve()));
         listener.server.closeAllConnections();

@@ -7,8 +7,9 @@ import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 
 import { formatOutcomes } from '../cli/format-outcomes.js';
+import { terminalWidth } from '../cli/format-table.js';
+import type { RunItem } from '../cli/output/run-items.js';
 import { startEmulator } from '../emulator/start-emulator.js';
-import type { TokenOutcome } from '../rotation/outcome.js';
 
 const CLI = fileURLToPath(new URL('../cli/main.js', import.meta.url));
 const keep = process.argv.includes('--keep');
@@ -37,7 +38,12 @@ async function main(): Promise<void> {
         { id: 'ingest-001', name: 'ingest-prod', description: 'due: expires in 2 days', expiresIn: '2d' },
         { id: 'dash-001', name: 'query-dashboard', description: 'not due: 60 days left', expiresIn: '60d' },
         { id: 'audit-001', name: 'audit-reader', description: 'due by share: 20 of 30 days left, renew at 80%', expiresIn: '20d' },
-        { id: 'legacy-001', name: 'legacy-export', description: 'never expires, no maxAge', expiresAt: null },
+        {
+          id: 'legacy-001',
+          name: 'legacy-export',
+          description: 'never expires: rotated at 90 days (the default maxAge for such tokens)',
+          expiresAt: null,
+        },
       ],
     },
   });
@@ -78,7 +84,9 @@ async function main(): Promise<void> {
     const first = await runCli(['once', '--json', ...args], dir);
     if (first.stderr) process.stderr.write(first.stderr);
     if (first.code !== 0 && !first.stdout) throw new Error(`once failed with exit code ${first.code}`);
-    process.stdout.write(formatOutcomes(JSON.parse(first.stdout) as TokenOutcome[]));
+    process.stdout.write(
+      formatOutcomes((JSON.parse(first.stdout) as { items: RunItem[] }).items, { width: terminalWidth(process.stdout) }),
+    );
 
     process.stdout.write('\nsinks written (content not shown):\n');
     const files = (await readdir(join(dir, 'secrets'))).sort();

@@ -181,6 +181,23 @@ function createControlApi(deps: { store: TokenStore; faults: FaultPlan; requests
       deps.faults.add(rule);
       return json(res, 201, {});
     }
+    // The probe knob: tokens of these names answer 401 at GET /v2/user, so a `verify` probe fails.
+    if (req.method === 'PUT' && path === '/_emulator/probe-failures') {
+      let names: unknown;
+      try {
+        const chunks: Buffer[] = [];
+        for await (const chunk of req) chunks.push(chunk as Buffer);
+        names = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { names?: unknown }).names;
+      } catch {
+        names = undefined;
+      }
+      if (!Array.isArray(names) || !names.every((n) => typeof n === 'string')) {
+        return json(res, 400, { message: 'body must be {"names": ["token name", ...]}' });
+      }
+      deps.store.probeFailures.clear();
+      for (const name of names as string[]) deps.store.probeFailures.add(name);
+      return json(res, 200, { names });
+    }
     // Which token does a secret belong to, and does it still work? For checking what sinks hold.
     if (req.method === 'GET' && path === '/_emulator/whoami') {
       const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];

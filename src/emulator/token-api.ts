@@ -195,6 +195,18 @@ export function createTokenApi(options: TokenApiOptions) {
   }
 
   return async function handle(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    // What a token's own holder may ask (Axiom's GET /v2/user): the endpoint a `verify` probe uses.
+    if (path === '/v2/user' && req.method === 'GET') {
+      if (options.latencyMs > 0) await sleep(options.latencyMs);
+      const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+      const token = bearer ? options.store.bySecret(bearer) : undefined;
+      if (!token || !options.store.isAlive(token) || options.store.probeFailures.has(token.name)) {
+        send(res, 401, { code: 401, message: 'invalid token' });
+        return;
+      }
+      send(res, 200, { id: token.id, name: token.name });
+      return;
+    }
     const retrieve = /^\/v2\/tokens\/([^/]+)$/.exec(path);
     const regenerate = /^\/v2\/tokens\/([^/]+)\/regenerate$/.exec(path);
     const op = retrieve && req.method === 'GET' ? 'retrieve' : regenerate && req.method === 'POST' ? 'regenerate' : undefined;

@@ -43,6 +43,11 @@ function newId(): string {
 /** The service's tokens, with the service's rules: regenerate mints a new id; the old one lives on until its new expiry. */
 export class TokenStore {
   readonly #tokens = new Map<string, EmulatedToken>();
+  /**
+   * Names whose tokens the probe endpoint (`GET /v2/user`) refuses with 401, as a token regenerated
+   * without the capabilities it needs would be: for rehearsing a failed verification.
+   */
+  readonly probeFailures = new Set<string>();
 
   constructor(private readonly clock: Clock) {}
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 import { strictObject } from '../common/strict-object.js';
 
-export const NOTIFICATION_EVENTS = ['failure', 'orphan', 'drift', 'success'] as const;
+export const NOTIFICATION_EVENTS = ['failure', 'orphan', 'drift', 'verify_failed', 'success'] as const;
 export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];
 
 /**
@@ -14,7 +14,7 @@ export const notificationSchema = strictObject({
   urlFrom: z
     .string()
     .regex(/^[A-Z_][A-Z0-9_]*$/, 'must be the name of an environment variable holding the URL, such as ROTATOR_SLACK_WEBHOOK'),
-  events: z.array(z.enum(NOTIFICATION_EVENTS)).min(1).default(['failure', 'orphan', 'drift']),
+  events: z.array(z.enum(NOTIFICATION_EVENTS)).min(1).default(['failure', 'orphan', 'drift', 'verify_failed']),
 });
 
 export type NotificationConfig = z.output<typeof notificationSchema>;

@@ -60,7 +60,19 @@ export function noticesFor(outcome: TokenOutcome, at: Date): Notice[] {
       drift: drift.map(({ sink, kind }) => ({ sink, kind })),
     });
   }
-  if (outcome.action === 'failed') {
+  if (outcome.verification?.result === 'failed') {
+    // Its own event: the new token exists and sits in every sink, unverified, while the old one's
+    // overlap runs out; someone should look before it does.
+    notices.push({
+      ...base,
+      event: 'verify_failed',
+      summary:
+        `token-rotator delivered a new token for '${outcome.name}' (${outcome.newId}) but it failed verification ` +
+        `(${outcome.verification.check}): ${outcome.verification.message}. Nothing was committed and no consumer reloaded; ` +
+        `the old token keeps working until ${outcome.existingTokenExpiresAt}`,
+      ...(outcome.error ? { error: outcome.error } : {}),
+    });
+  } else if (outcome.action === 'failed') {
     notices.push({
       ...base,
       event: 'failure',

@@ -76,22 +76,51 @@ function tokenNearingExpiry(input: Input): Decision | undefined {
   };
 }
 
-/** Age counts from our last rotation, or from adoption for a token we have not rotated yet. */
-function maxAgeDueAt({ history, settings }: Input): Date | null {
-  if (settings.maxAgeMs === null) return null;
-  const since = history.lastRotatedAt ?? history.adoptedAt;
-  return new Date(since.getTime() + settings.maxAgeMs);
+/**
+ * A token that never expires would otherwise never be due: a long-lived secret kept long-lived is
+ * what rotation exists to prevent. Unless the policy says otherwise, it is rotated at this age.
+ */
+export const NEVER_EXPIRES_MAX_AGE_MS = 90 * 24 * 3600_000;
+
+/** The maxAge that applies to this token, and what to call it in a reason. */
+function effectiveMaxAge({ token, settings }: Input): { ms: number; label: string } | null {
+  if (typeof settings.maxAgeMs === 'number') return { ms: settings.maxAgeMs, label: `maxAge ${formatDuration(settings.maxAgeMs)}` };
+  if (settings.maxAgeMs === undefined && token.expiresAt === null) {
+    return {
+      ms: NEVER_EXPIRES_MAX_AGE_MS,
+      label: `maxAge ${formatDuration(NEVER_EXPIRES_MAX_AGE_MS)} (default for tokens that never expire)`,
+    };
+  }
+  return null;
+}
+
+/**
+ * Age counts from our last rotation. The service does not say when a token was created, so for a
+ * token we have not rotated yet it counts from when token-rotator first saw it, and says so.
+ */
+function ageOf({ history, now }: Input): { since: Date; text: string } {
+  if (history.lastRotatedAt)
+    return { since: history.lastRotatedAt, text: `last rotated ${ago(now.getTime() - history.lastRotatedAt.getTime())}` };
+  return {
+    since: history.adoptedAt,
+    text: `first seen ${ago(now.getTime() - history.adoptedAt.getTime())} (its age before that is unknown)`,
+  };
+}
+
+function maxAgeDueAt(input: Input): Date | null {
+  const maxAge = effectiveMaxAge(input);
+  return maxAge ? new Date(ageOf(input).since.getTime() + maxAge.ms) : null;
 }
 
 function tokenOlderThanMaxAge(input: Input): Decision | undefined {
+  const maxAge = effectiveMaxAge(input);
   const dueAt = maxAgeDueAt(input);
-  if (!dueAt || dueAt > input.now) return undefined;
-  const since = input.history.lastRotatedAt ?? input.history.adoptedAt;
-  const what = input.history.lastRotatedAt ? 'last rotated' : 'adopted';
+  if (!maxAge || !dueAt || dueAt > input.now) return undefined;
+  const expiry = input.token.expiresAt === null ? 'never expires; ' : '';
   return {
     action: 'rotate',
     check: 'tokenOlderThanMaxAge',
-    reason: `${what} ${ago(input.now.getTime() - since.getTime())}, older than maxAge ${formatDuration(input.settings.maxAgeMs!)}`,
+    reason: `${expiry}${ageOf(input).text}, older than ${maxAge.label}`,
     dueAt,
   };
 }
@@ -104,7 +133,12 @@ function notDue(input: Input): Decision {
   const candidates = [expiryDue, ageDue].filter((d): d is Date => d !== null);
   const dueAt = candidates.length ? new Date(Math.min(...candidates.map((d) => d.getTime()))) : null;
   const expiry = token.expiresAt ? `expires in ${formatDuration(token.expiresAt.getTime() - now.getTime())}` : 'never expires';
-  const due = dueAt ? `due in ${formatDuration(dueAt.getTime() - now.getTime())}` : 'no maxAge set, so never due';
+  const maxAge = effectiveMaxAge(input);
+  let due: string;
+  if (!dueAt) due = 'maxAge is off ("never"), so never due';
+  else if (ageDue && dueAt.getTime() === ageDue.getTime() && maxAge && token.expiresAt === null)
+    due = `due in ${formatDuration(dueAt.getTime() - now.getTime())} by ${maxAge.label}; ${ageOf(input).text}`;
+  else due = `due in ${formatDuration(dueAt.getTime() - now.getTime())}`;
   return { action: 'skip', check: 'notDue', reason: `${expiry}; ${due}`, dueAt };
 }
 

@@ -10,7 +10,12 @@ export interface RotationContext {
   policy: TokenPolicy;
   deps: RotationDeps;
   log: Logger;
+  /** Aborted at the stop's deadline: reads and deliveries still waiting are given up. */
   signal: AbortSignal | undefined;
+  /** Aborted when a stop is asked: no new regenerate is sent (see `rotation/shutdown.ts`). */
+  stopping?: AbortSignal | undefined;
+  /** Set once a regenerate is about to be sent or an unfinished rotation is taken up. */
+  stage?: 'check' | 'rotation';
   /**
    * The name's lock, checked before each step another holder would conflict with (sending a
    * regenerate, staging, committing): a process stopped long enough can lose it.

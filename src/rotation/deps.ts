@@ -14,7 +14,7 @@ import type { StateStore } from '../state/state-store.js';
  * The step boundaries a crash is simulated at. `written`: a sink holds the secret, but the journal
  * does not say so yet, so the next run writes it again (and the sink must not make a second version).
  */
-export type Failpoint = 'intent' | 'regenerated' | 'staged' | 'written' | 'delivered' | 'committed';
+export type Failpoint = 'intent' | 'regenerated' | 'staged' | 'written' | 'delivered' | 'verifying' | 'committed';
 
 /**
  * What an in-process failpoint throws to stand for the process dying at that step: `rotateToken`

@@ -7,13 +7,16 @@ import { openSecret } from '../state/secret-box.js';
 import type { StateRecord } from '../state/state-record.js';
 import type { RotationContext } from './context.js';
 import { SimulatedCrash } from './deps.js';
-import { errorSummary, type SinkOutcome } from './outcome.js';
+import { errorSummary, type SinkOutcome, type VerificationOutcome } from './outcome.js';
 import { sealContext } from './seal-context.js';
+import { verifyRotation } from './verify-rotation.js';
 
 export interface DeliveryResult {
   sinks: SinkOutcome[];
   /** Sinks that still lack the staged secret; non-empty means the rotation is not committed. */
   pending: string[];
+  /** Once every sink holds the secret: what verifying it found. Failed means not committed. */
+  verification?: VerificationOutcome;
 }
 
 function unseal(ctx: RotationContext, entry: StagedEntry): Secret {
@@ -77,9 +80,15 @@ export async function deliverStaged(
     } catch (error) {
       if (error instanceof SimulatedCrash || error instanceof LockLostError) throw error;
       sinks.push({ sink, result: 'failed', error: errorSummary(error).message });
-      log.error(
-        { step: 'delivered', id: staged.newId, sink, err: error },
-        journal === 'durable' ? 'delivery failed; the secret stays staged for the next run' : 'delivery failed',
+      // Given up at a stop's deadline: not a failure of the sink, and the next run delivers it.
+      const stopped = ctx.signal?.aborted === true;
+      (stopped ? log.warn.bind(log) : log.error.bind(log))(
+        { step: 'delivered', id: staged.newId, sink, ...(stopped ? {} : { err: error }) },
+        stopped
+          ? 'delivery interrupted by the stop; the secret stays staged for the next run'
+          : journal === 'durable'
+            ? 'delivery failed; the secret stays staged for the next run'
+            : 'delivery failed',
       );
     }
   }
@@ -104,19 +113,57 @@ export async function commitRotation(ctx: RotationContext, entry: StagedEntry, r
 }
 
 /**
- * Deliver a staged secret to every sink that lacks it, then commit. Running it again after a crash
- * at any point is safe: sink writes are idempotent and the commit recognises itself.
+ * Deliver a staged secret to every sink that lacks it, verify it, then commit. Running it again
+ * after a crash at any point is safe: sink writes are idempotent, verification only reads, and the
+ * commit recognises itself. `skipVerify`: an operator checked the token by hand (`rotate
+ * --skip-verify`).
  */
 export async function finishRotation(
   ctx: RotationContext,
   entry: StagedEntry,
   record: StateRecord,
   secret?: Secret,
+  options: { skipVerify?: boolean } = {},
 ): Promise<DeliveryResult> {
   const value = secret ?? unseal(ctx, entry);
   const result = await deliverStaged(ctx, entry, value);
-  if (result.pending.length === 0) await commitRotation(ctx, entry, record, value);
-  return result;
+  if (result.pending.length > 0) return result;
+  const verification = await verifyStaged(ctx, entry, value, options.skipVerify === true);
+  if (verification.result === 'failed') return { ...result, verification };
+  await commitRotation(ctx, entry, record, value);
+  return { ...result, verification };
+}
+
+/**
+ * Step 6: nobody depends on the new token before it is known to work. A failure is written into
+ * the journal entry (for `status`), which stays staged: the next run delivers nothing new and
+ * verifies again before committing.
+ */
+async function verifyStaged(ctx: RotationContext, entry: StagedEntry, secret: Secret, skip: boolean): Promise<VerificationOutcome> {
+  const { deps, log } = ctx;
+  deps.failpoint?.('verifying');
+  if (skip) {
+    log.warn({ step: 'verify', newId: entry.staged.newId }, 'verification skipped by the operator (--skip-verify)');
+    return { result: 'skipped' };
+  }
+  const verification = await verifyRotation(ctx, entry, secret, ctx.policy.verify);
+  if (verification.ok) {
+    log.info({ step: 'verify', newId: entry.staged.newId, checks: verification.checks }, 'verified');
+    return { result: 'passed', checks: verification.checks };
+  }
+  log.error(
+    { step: 'verify', newId: entry.staged.newId, check: verification.check, reason: verification.message },
+    'verification failed; nothing committed, the secret stays staged',
+  );
+  // A sink that reads back something else did not get the secret: it is written again next time.
+  const { delivered } = (await deps.journal.read(ctx.policy.name)) ?? entry;
+  await ctx.lock.assertHeld();
+  await deps.journal.write({
+    ...entry,
+    delivered: delivered.filter((target) => target !== verification.target),
+    verifyFailed: { check: verification.check, message: verification.message, at: deps.clock.now().toISOString() },
+  });
+  return { result: 'failed', check: verification.check, message: verification.message };
 }
 
 /** The record once the staged token is current: every sink of the policy holds its secret now. */

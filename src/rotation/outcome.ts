@@ -1,4 +1,4 @@
-import { UNEXPECTED_ERROR_CODE } from '../errors.js';
+import { ApiError, UNEXPECTED_ERROR_CODE } from '../errors.js';
 import type { CheckName } from '../policy/decide.js';
 import { type DriftFinding, isRepairable } from '../policy/sink-drift.js';
 import type { ReloadOutcome } from '../reload/reload.js';
@@ -19,11 +19,22 @@ export interface SinkOutcome {
  */
 export type OutcomeCheck = CheckName | 'resumed' | 'manual' | 'busy' | 'backoff';
 
-/** What happened to one token in a run: everything the table, the JSON and the audit need, no secret. */
+/**
+ * What happened to one token in a run: everything the table, the JSON and the audit need, no secret.
+ * `interrupted`: the process was asked to stop (SIGTERM, SIGINT) before or while it worked on the
+ * name. Not a failure: nothing is counted against the name, and the next run takes it up (a started
+ * rotation from its journal entry).
+ */
 export interface TokenOutcome {
   name: string;
-  action: 'rotated' | 'skipped' | 'failed';
+  action: 'rotated' | 'skipped' | 'failed' | 'interrupted';
   check?: OutcomeCheck;
+  /**
+   * For a failed or interrupted name: where it stopped. `check` before any regenerate was sent (only
+   * reads happened), `rotation` once one was sent or an unfinished one was taken up. Metrics count
+   * only the second as a failed rotation.
+   */
+  stage?: 'check' | 'rotation';
   reason: string;
   /** The id retrieved at the start of the run. */
   oldId: string;
@@ -51,16 +62,31 @@ export interface TokenOutcome {
    * it (but for an unreadable one); without one (`onDrift: report`) they still lack it.
    */
   drift?: DriftFinding[];
-  error?: { code: string; message: string };
+  error?: { code: string; message: string; status?: number };
+  /**
+   * Step 6, after delivery and before commit: `passed` with the checks made, `failed` with the one
+   * that failed (nothing committed, no reload, the secret staged), or `skipped` by an operator.
+   */
+  verification?: VerificationOutcome;
   /** After a rotation: the workloads restarted and hooks called, each with its result. */
   reloads?: ReloadOutcome[];
 }
 
+export type VerificationOutcome =
+  | { result: 'passed'; checks: Array<'service' | 'read-back' | 'probe'> }
+  | { result: 'failed'; check: 'service' | 'read-back' | 'probe'; message: string }
+  | { result: 'skipped' };
+
 export const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-export function errorSummary(error: unknown): { code: string; message: string } {
-  const e = error as { code?: unknown; message?: unknown };
-  return { code: typeof e?.code === 'string' ? e.code : UNEXPECTED_ERROR_CODE, message: String(e?.message ?? error) };
+/**
+ * An error as an outcome carries it. `status`: the HTTP status the token service answered, when it
+ * answered one (a 404 on retrieve means the token does not exist, which is not a failed rotation).
+ */
+export function errorSummary(error: unknown): { code: string; message: string; status?: number } {
+  const e = error as { code?: unknown; message?: unknown; status?: unknown };
+  const summary = { code: typeof e?.code === 'string' ? e.code : UNEXPECTED_ERROR_CODE, message: String(e?.message ?? error) };
+  return error instanceof ApiError && typeof e.status === 'number' ? { ...summary, status: e.status } : summary;
 }
 
 /**

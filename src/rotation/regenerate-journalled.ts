@@ -12,6 +12,7 @@ import { iso } from './outcome.js';
 import { reconcile } from './reconcile.js';
 import { reportOrphan } from './report-orphan.js';
 import { heldSealContext, sealContext } from './seal-context.js';
+import { RotationStopped } from './shutdown.js';
 
 /** Sends per run at most: the first, and after a reconcile one more for each of two lost answers. */
 const MAX_SENDS = 3;
@@ -35,6 +36,9 @@ export async function regenerateJournalled(
   let token = start.token;
   let reason = start.reason;
   for (let send = 1; ; send++) {
+    // A stop asked before the intent is written leaves nothing behind; one asked after, nothing to undo.
+    if (ctx.stopping?.aborted) throw new RotationStopped(`due (${reason}), not rotated`);
+    ctx.stage = 'rotation';
     const now = deps.clock.now();
     const times = rotationTimes({
       currentExpiresAt: token.expiresAt,
@@ -72,7 +76,9 @@ export async function regenerateJournalled(
 
     let fresh: RegeneratedToken;
     try {
-      fresh = await deps.api.regenerate(token.id, times, { signal: ctx.signal });
+      // Never given the stop's abort: its answer may be the only copy of the new secret. It ends
+      // with an answer or its own timeout, and an unanswered one is reconciled from the intent.
+      fresh = await deps.api.regenerate(token.id, times);
     } catch (error) {
       if (error instanceof RegenerateAnswerUnusableError) {
         // The service acted, and what it answered cannot be used: lost, and never asked for again.

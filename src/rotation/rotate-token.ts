@@ -1,7 +1,17 @@
 import { skewWorthRecording } from '../api/service-clock.js';
 import type { ServiceToken } from '../api/service-token.js';
 import type { TokenPolicy } from '../config/types.js';
-import { LockLostError, NameLockedError, SinkError, StagingFailedError, UNEXPECTED_ERROR_CODE } from '../errors.js';
+import {
+  LockLostError,
+  NameLockedError,
+  OrphanedTokenError,
+  RegenerateAnswerUnusableError,
+  SecretHeldError,
+  SinkError,
+  StagingFailedError,
+  UNEXPECTED_ERROR_CODE,
+  VerifyFailedError,
+} from '../errors.js';
 import { backoffUntil } from '../policy/backoff.js';
 import { describeDrift } from '../policy/sink-drift.js';
 import { type IntentEntry, rotationIdOf, type StagedEntry } from '../state/journal-entry.js';
@@ -12,15 +22,19 @@ import { assessToken, decideFor, lineageFor, snapshotSinks } from './assess-toke
 import type { RotationContext } from './context.js';
 import { type RotationDeps, SimulatedCrash } from './deps.js';
 import { endEarlierTokens } from './end-earlier-tokens.js';
-import { finishRotation } from './finish-rotation.js';
+import { type DeliveryResult, finishRotation } from './finish-rotation.js';
 import { stageHeldSecret } from './held-secret.js';
 import { errorSummary, iso, type TokenOutcome } from './outcome.js';
 import { reconcile } from './reconcile.js';
 import { heldSecretError, orphanedWithoutWayBack, regenerateJournalled } from './regenerate-journalled.js';
+import { RotationStopped } from './shutdown.js';
 import { deliverUnjournalled } from './unjournalled-delivery.js';
 
 export interface RotateOptions {
+  /** Aborted at a stop's deadline: what still waits on the network is given up (never a regenerate sent). */
   signal?: AbortSignal;
+  /** Aborted when a stop is asked: no regenerate is sent any more (see `rotation/shutdown.ts`). */
+  stopping?: AbortSignal;
   /** How long to wait for another process rotating the same name before giving up on it. */
   lockWaitMs?: number;
   /** Leave a name alone while it backs off after failures (the daemon's scheduled checks). */
@@ -32,6 +46,11 @@ export interface RotateOptions {
    * confirmed with the service, then the held secret is delivered and committed as that token.
    */
   heldId?: string;
+  /**
+   * Finish a staged rotation whose verification failed without verifying it, after a human checked
+   * the new token (`rotate NAME --skip-verify`). Nothing new is regenerated.
+   */
+  skipVerify?: boolean;
 }
 
 const DEFAULT_LOCK_WAIT_MS = 2000;
@@ -50,18 +69,26 @@ export async function rotateToken(policy: TokenPolicy, deps: RotationDeps, optio
   try {
     lock = await deps.locks.acquire(policy.name, { waitMs: options.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS });
   } catch (error) {
-    return { ...base, orphans: [], action: 'failed', reason: errorSummary(error).message, error: errorSummary(error) };
+    return { ...base, orphans: [], action: 'failed', stage: 'check', reason: errorSummary(error).message, error: errorSummary(error) };
   }
-  if ('busy' in lock) return busyOutcome(policy, deps, log, lock.busy);
+  if ('busy' in lock) return interruptedIfStopped(await busyOutcome(policy, deps, log, lock.busy, options.signal), options, log);
 
-  const ctx: RotationContext = { policy, deps, log, signal: options.signal, lock: lock.held, orphans: [] };
+  const ctx: RotationContext = {
+    policy,
+    deps,
+    log,
+    signal: options.signal,
+    stopping: options.stopping,
+    stage: 'check',
+    lock: lock.held,
+    orphans: [],
+  };
   try {
     let outcome: TokenOutcome;
     try {
       outcome = await rotateLocked(ctx, options);
     } catch (error) {
       if (error instanceof SimulatedCrash) throw error;
-      ctx.log.error({ err: error }, 'rotation failed');
       const summary = errorSummary(error);
       const { token } = ctx;
       outcome = {
@@ -70,10 +97,20 @@ export async function rotateToken(policy: TokenPolicy, deps: RotationDeps, optio
         oldId: token?.id ?? policy.id,
         expiresAt: token ? iso(token.expiresAt) : null,
         action: 'failed',
+        stage: ctx.stage,
         reason: summary.message,
         error: summary,
       };
+      if (error instanceof RotationStopped) {
+        ctx.log.warn({ step: 'regenerate' }, error.message);
+        const { error: _refusal, ...rest } = outcome;
+        outcome = { ...rest, action: 'interrupted', reason: error.message };
+      } else if (!interruptible(options, outcome)) {
+        ctx.log.error({ err: error }, 'rotation failed');
+      }
     }
+    if (outcome.action === 'failed' && !outcome.stage) outcome = { ...outcome, stage: ctx.stage };
+    outcome = interruptedIfStopped(outcome, options, ctx.log);
     // A process that lost the lock must not write what the new holder owns.
     if (outcome.error?.code !== LockLostError.code) {
       await recordAttempt(ctx, outcome).catch((error: unknown) => ctx.log.warn({ err: error }, 'recording the attempt failed'));
@@ -85,6 +122,40 @@ export async function rotateToken(policy: TokenPolicy, deps: RotationDeps, optio
 }
 
 /**
+ * Failures that mean something was lost, is held or belongs to another holder: said as they are even
+ * when a stop came at the same time.
+ */
+const NEVER_INTERRUPTED = new Set<string>([
+  OrphanedTokenError.code,
+  SecretHeldError.code,
+  StagingFailedError.code,
+  RegenerateAnswerUnusableError.code,
+  LockLostError.code,
+]);
+
+/** A failure that happened once the stop's deadline had aborted what was waiting: the stop's doing. */
+function interruptible(options: RotateOptions, outcome: TokenOutcome): boolean {
+  return outcome.action === 'failed' && options.signal?.aborted === true && !NEVER_INTERRUPTED.has(outcome.error?.code ?? '');
+}
+
+/**
+ * A failed outcome caused by the stop becomes `interrupted`: no failure is recorded, counted or
+ * notified for it. A staged secret stays staged (the next run delivers it), an intent stays
+ * journalled (the next run reconciles it).
+ */
+function interruptedIfStopped(outcome: TokenOutcome, options: RotateOptions, log: RotationContext['log']): TokenOutcome {
+  if (!interruptible(options, outcome)) return outcome;
+  const { error: _aborted, ...rest } = outcome;
+  const reason = outcome.pending?.length
+    ? `rotated, delivery to ${outcome.pending.join(', ')} interrupted by the stop; the secret stays staged and the next run delivers it without regenerating`
+    : outcome.stage === 'rotation'
+      ? 'its rotation was interrupted by the stop; the next run finishes it from the journal'
+      : 'its check was interrupted by the stop; the next run checks it again';
+  log.warn({ step: outcome.stage, cause: outcome.error?.message }, reason);
+  return { ...rest, action: 'interrupted', reason };
+}
+
+/**
  * Another process holds the name. That is fine when nothing is due; when the name is due (or has an
  * unfinished rotation) this run did not do its job, and says so rather than exit 0.
  */
@@ -93,17 +164,18 @@ async function busyOutcome(
   deps: RotationDeps,
   log: RotationContext['log'],
   owner: LockHolder | undefined,
+  signal: AbortSignal | undefined,
 ): Promise<TokenOutcome> {
   const who = owner ? `${owner.who} since ${owner.since}` : 'another process';
   const base = { name: policy.name, oldId: policy.id, expiresAt: null as string | null, sinks: [], orphans: [], check: 'busy' as const };
   const failed = (message: string): TokenOutcome => {
-    log.error({ step: 'check', owner }, message);
-    return { ...base, action: 'failed', reason: message, error: errorSummary(new NameLockedError(message)) };
+    if (!signal?.aborted) log.error({ step: 'check', owner }, message);
+    return { ...base, action: 'failed', stage: 'check', reason: message, error: errorSummary(new NameLockedError(message)) };
   };
   try {
     const unfinished = await deps.journal.read(policy.name);
     if (unfinished) return failed(`another token-rotator (${who}) holds its lock, with an unfinished rotation of it (${unfinished.phase})`);
-    const { token, decision } = await assessToken(policy, deps);
+    const { token, decision } = await assessToken(policy, deps, { signal });
     if (decision.action === 'rotate') {
       return {
         ...failed(`due (${decision.reason}), but another token-rotator (${who}) holds its lock`),
@@ -126,7 +198,8 @@ async function busyOutcome(
 
 /** The failure count behind backoff and `status`: bumped by a failure, reset by anything else. */
 async function recordAttempt(ctx: RotationContext, outcome: TokenOutcome): Promise<void> {
-  if (outcome.check === 'backoff') return;
+  // Neither a failure nor a success: the next run does what this one was stopped from doing.
+  if (outcome.check === 'backoff' || outcome.action === 'interrupted') return;
   const { deps, policy } = ctx;
   const failed = outcome.action === 'failed';
   let existing;
@@ -138,7 +211,10 @@ async function recordAttempt(ctx: RotationContext, outcome: TokenOutcome): Promi
   if (!existing && !failed) return;
   const record = existing ?? resolveLineage(policy, undefined, deps.clock.now()).record;
   if (!failed && record.consecutiveFailures === 0) return;
-  const message = outcome.reason.length > MAX_FAILURE_MESSAGE ? `${outcome.reason.slice(0, MAX_FAILURE_MESSAGE)}…` : outcome.reason;
+  // What went wrong, not why a rotation was attempted: a sink's own error when a delivery failed.
+  const sinkErrors = outcome.sinks.filter((s) => s.result === 'failed' && s.error).map((s) => s.error!);
+  const why = sinkErrors.length > 0 ? sinkErrors.join('; ') : (outcome.error?.message ?? outcome.reason);
+  const message = why.length > MAX_FAILURE_MESSAGE ? `${why.slice(0, MAX_FAILURE_MESSAGE)}…` : why;
   await deps.state.write(
     failed
       ? {
@@ -181,16 +257,10 @@ async function rotateLocked(ctx: RotationContext, options: RotateOptions): Promi
     if (!options.heldId) {
       throw heldSecretError(policy.name, entry.oldId, entry.held.problem, deps.journal.describe(policy.name), entry.existingTokenExpiresAt);
     }
+    ctx.stage = 'rotation';
     const staged = await stageHeldSecret(ctx, entry, options.heldId);
-    const { sinks, pending } = await finishRotation(ctx, staged, lineage.record);
-    return rotatedOutcome(
-      ctx,
-      staged,
-      sinks,
-      pending,
-      'resumed',
-      `delivered the held secret as ${options.heldId}, an id given by an operator`,
-    );
+    const delivery = await finishRotation(ctx, staged, lineage.record, undefined, { skipVerify: options.skipVerify });
+    return rotatedOutcome(ctx, staged, delivery, 'resumed', `delivered the held secret as ${options.heldId}, an id given by an operator`);
   }
   if (entry?.phase === 'intent' && intentWasCommitted(lineage.record, entry)) {
     log.warn(
@@ -201,12 +271,27 @@ async function rotateLocked(ctx: RotationContext, options: RotateOptions): Promi
     entry = undefined;
   }
 
+  if (options.skipVerify && entry?.phase !== 'staged') {
+    const reason = 'nothing staged to finish: --skip-verify only finishes a rotation whose new token failed verification';
+    return {
+      name: policy.name,
+      action: 'failed',
+      reason,
+      oldId: lineage.record.currentId,
+      expiresAt: lineage.record.expiresAt,
+      sinks: [],
+      orphans: [],
+      error: { code: VerifyFailedError.code, message: reason },
+    };
+  }
   if (entry?.phase === 'staged') {
+    ctx.stage = 'rotation';
     log.warn({ step: 'resume', oldId: entry.oldId, newId: entry.staged.newId }, 'finishing an interrupted rotation without regenerating');
-    const { sinks, pending } = await finishRotation(ctx, entry, lineage.record);
-    const finished = rotatedOutcome(ctx, entry, sinks, pending, 'resumed', `finished an interrupted rotation (${entry.reason})`);
-    // An emergency rotation goes on from the token just delivered: it may be the leaked one.
-    if (!options.force || pending.length > 0) return finished;
+    const delivery = await finishRotation(ctx, entry, lineage.record, undefined, { skipVerify: options.skipVerify });
+    const finished = rotatedOutcome(ctx, entry, delivery, 'resumed', `finished an interrupted rotation (${entry.reason})`);
+    // An emergency rotation goes on from the token just delivered: it may be the leaked one. Not
+    // after --skip-verify, which only finishes what is staged, nor when it is not committed.
+    if (!options.force || options.skipVerify || finished.action !== 'rotated') return finished;
     lineage = resolveLineage(policy, await deps.state.read(policy.name), deps.clock.now());
   } else if (!entry && options.respectBackoff && !options.force) {
     const until = backoffUntil({
@@ -234,6 +319,7 @@ async function rotateLocked(ctx: RotationContext, options: RotateOptions): Promi
   let forcedReason: string | undefined;
   if (entry?.phase === 'intent') {
     // An earlier run sent, or was about to send, a regenerate and never learned the answer.
+    ctx.stage = 'rotation';
     log.warn({ step: 'resume', oldId: entry.oldId }, 'an earlier regenerate has no known outcome; reconciling');
     const verdict = await reconcile(ctx, entry);
     await deps.journal.erase(policy.name);
@@ -290,14 +376,14 @@ async function rotateLocked(ctx: RotationContext, options: RotateOptions): Promi
     const result = await deliverUnjournalled(ctx, regenerated.entry, regenerated.secret, regenerated.cause, record);
     outcome = {
       // Nothing stays staged for a next run to deliver: `pending` would promise what cannot happen.
-      ...rotatedOutcome(ctx, regenerated.entry, result.sinks, [], decision.check, regenerated.entry.reason, token),
+      ...rotatedOutcome(ctx, regenerated.entry, { sinks: result.sinks, pending: [] }, decision.check, regenerated.entry.reason, token),
       action: 'failed',
       error: { code: StagingFailedError.code, message: result.message },
       ...found,
     };
   } else {
-    const { sinks, pending } = await finishRotation(ctx, regenerated.entry, record, regenerated.secret);
-    outcome = { ...rotatedOutcome(ctx, regenerated.entry, sinks, pending, decision.check, regenerated.entry.reason, token), ...found };
+    const delivery = await finishRotation(ctx, regenerated.entry, record, regenerated.secret);
+    outcome = { ...rotatedOutcome(ctx, regenerated.entry, delivery, decision.check, regenerated.entry.reason, token), ...found };
   }
   if (!options.force) return outcome;
   // The leaked credential may be one replaced earlier and still inside its own overlap.
@@ -309,8 +395,7 @@ async function rotateLocked(ctx: RotationContext, options: RotateOptions): Promi
 function rotatedOutcome(
   ctx: RotationContext,
   entry: StagedEntry,
-  sinks: TokenOutcome['sinks'],
-  pending: string[],
+  { sinks, pending, verification }: DeliveryResult,
   check: TokenOutcome['check'],
   reason: string,
   token?: ServiceToken,
@@ -329,7 +414,14 @@ function rotatedOutcome(
     rotatedAt: entry.startedAt,
     sinks,
     orphans: ctx.orphans,
+    ...(verification ? { verification } : {}),
   };
+  if (verification?.result === 'failed') {
+    const message =
+      `verification failed (${verification.check}): ${verification.message}; nothing committed and no consumer reloaded: ` +
+      `the secret stays staged and the next run verifies it again. The old token keeps working until ${entry.existingTokenExpiresAt}`;
+    return { ...outcome, action: 'failed', error: { code: VerifyFailedError.code, message } };
+  }
   if (pending.length === 0) return outcome;
   const message = `rotated, but not yet delivered to ${pending.join(', ')}; the secret stays staged and the next run delivers it without regenerating`;
   return { ...outcome, action: 'failed', pending, error: { code: SinkError.code, message } };

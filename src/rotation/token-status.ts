@@ -37,7 +37,16 @@ export function tokenStatus(
 ): TokenStatus {
   const pending =
     entry?.phase === 'staged'
-      ? policy.sinks.filter((s) => !entry.delivered.includes(sink.target(s))).map((s) => sink.describe(s))
+      ? [
+          ...policy.sinks.filter((s) => !entry.delivered.includes(sink.target(s))).map((s) => sink.describe(s)),
+          // Delivered but not verified: the deadline is the old token's, which consumers still use.
+          ...(entry.verifyFailed
+            ? [
+                `old token stops at ${entry.existingTokenExpiresAt}, new token ${entry.staged.newId} not verified ` +
+                  `(${entry.verifyFailed.check}: ${entry.verifyFailed.message})`,
+              ]
+            : []),
+        ]
       : entry?.phase === 'intent'
         ? [`a regenerate of ${entry.oldId} sent at ${entry.startedAt} with no known outcome`]
         : entry?.phase === 'held'

@@ -33,7 +33,8 @@ export async function deliverUnjournalled(
   const orphan = { oldId: entry.oldId, newId, regeneratedAt: entry.startedAt, oldTokenWorksUntil: entry.existingTokenExpiresAt };
   let result;
   try {
-    result = await deliverStaged(ctx, entry, secret, 'unavailable');
+    // Never given up at a stop's deadline: this secret exists nowhere but in memory.
+    result = await deliverStaged({ ...ctx, signal: undefined }, entry, secret, 'unavailable');
   } catch (error) {
     // The name's new holder owns every sink now: this secret, journalled nowhere, is lost.
     if (error instanceof LockLostError)

@@ -9,7 +9,10 @@ import { errorSummary } from './outcome.js';
 
 export type VerifyCheck = 'service' | 'read-back' | 'probe';
 
-export type Verification = { ok: true; checks: VerifyCheck[] } | { ok: false; check: VerifyCheck; message: string };
+export type Verification =
+  | { ok: true; checks: VerifyCheck[] }
+  /** `target`: for a failed read-back, the sink that must be written again. */
+  | { ok: false; check: VerifyCheck; message: string; target?: string };
 
 /**
  * Step 6 of the protocol, after every sink holds the staged secret and before reloads and commit:
@@ -49,14 +52,16 @@ export async function verifyRotation(
   for (const config of policy.sinks) {
     if (!deps.sinks.readable(config)) continue;
     const sink = deps.sinks.describe(config);
+    const target = deps.sinks.target(config);
     try {
       const content = await deps.sinks.read(config, { signal });
-      if (!content?.secret) return { ok: false, check: 'read-back', message: `${sink} holds no secret after delivery` };
+      if (!content?.secret) return { ok: false, check: 'read-back', target, message: `${sink} holds no secret after delivery` };
       if (content.secret.reveal() !== secret.reveal()) {
-        return { ok: false, check: 'read-back', message: `${sink} holds another secret than the one delivered` };
+        return { ok: false, check: 'read-back', target, message: `${sink} holds another secret than the one delivered` };
       }
     } catch (error) {
       signal?.throwIfAborted();
+      // Unreadable is not wrong: the write may well have landed. Not written again, read again next time.
       return { ok: false, check: 'read-back', message: `${sink} could not be read back: ${errorSummary(error).message}` };
     }
   }

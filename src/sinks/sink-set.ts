@@ -1,3 +1,4 @@
+import { SinkError } from '../errors.js';
 import type { Secret } from '../secret.js';
 import type { SinkClient, SinkContent, SinkOpenContext, SinkType, TokenMeta, WriteResult } from './sink.js';
 
@@ -37,18 +38,36 @@ export function openSinkSet<C extends { type: string }>(
     }
     return opened;
   };
+  /**
+   * Every error out of a sink names the sink, once: the sink types' own errors do ("cannot write file
+   * x: ..."), anything else is named here. So whatever shows one (a log line, a table cell, a drift
+   * finding) shows it as it is, and never puts the sink's name before it again.
+   */
+  const named = async <T>(config: C, call: () => Promise<T>): Promise<T> => {
+    try {
+      return await call();
+    } catch (error) {
+      const e = error as Error | undefined;
+      if (e?.name === 'AbortError' || e?.name === 'TimeoutError') throw error;
+      const description = typeOf(config).describe(config);
+      const message = String(e?.message ?? error);
+      if (message.includes(description)) throw error;
+      throw new SinkError(`${description}: ${message}`, { cause: error });
+    }
+  };
   return {
     target: (config) => typeOf(config).target(config),
     describe: (config) => typeOf(config).describe(config),
     readable: (config) => typeOf(config).readable?.(config) ?? true,
-    write: async (config, secret, meta, options) => (await client(config)).write(config, secret, meta, options),
-    read: async (config, options) => (await client(config)).read(config, options),
-    async preflight(config, options) {
-      const opened = await client(config);
-      if (!opened.preflight) return 'not supported';
-      await opened.preflight(config, options);
-      return 'checked';
-    },
+    write: (config, secret, meta, options) => named(config, async () => (await client(config)).write(config, secret, meta, options)),
+    read: (config, options) => named(config, async () => (await client(config)).read(config, options)),
+    preflight: (config, options) =>
+      named(config, async () => {
+        const opened = await client(config);
+        if (!opened.preflight) return 'not supported' as const;
+        await opened.preflight(config, options);
+        return 'checked' as const;
+      }),
     async close() {
       const opened = await Promise.allSettled([...clients.values()]);
       clients.clear();

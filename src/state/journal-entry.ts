@@ -40,6 +40,11 @@ export const stagedEntrySchema = z.strictObject({
     stagedAt: isoDate,
     secret: storedSecretSchema,
   }),
+  /**
+   * The last verification of the delivered secret failed: what was checked and why. Nothing was
+   * committed; `status` shows it beside the old token's deadline, and the next run verifies again.
+   */
+  verifyFailed: z.strictObject({ check: z.enum(['service', 'read-back', 'probe']), message: z.string(), at: isoDate }).optional(),
 });
 
 /**

@@ -40,6 +40,7 @@ export class MemorySinkStore {
   readonly #contents = new Map<string, MemorySinkContent>();
   readonly #failing = new Map<string, string>();
   readonly #unreadable = new Map<string, string>();
+  readonly #corrupting = new Set<string>();
   readonly #during = new Map<string, () => void | Promise<void>>();
   /** Every write that reached a destination, with its result (failed writes included). */
   readonly writes: Array<{ key: string; result: WriteResult | 'failed' }> = [];
@@ -81,9 +82,15 @@ export class MemorySinkStore {
     this.#during.set(key, hook);
   }
 
+  /** Writes to `key` store something else than they are given (a sink that mangles), until `heal`. */
+  corruptWrites(key: string): void {
+    this.#corrupting.add(key);
+  }
+
   heal(key: string): void {
     this.#failing.delete(key);
     this.#unreadable.delete(key);
+    this.#corrupting.delete(key);
   }
 
   /** Writes that reached `key` (any result). */
@@ -116,7 +123,8 @@ export class MemorySinkStore {
           : before.secret === secret.reveal() && JSON.stringify(before.meta) === JSON.stringify(stored)
             ? 'unchanged'
             : 'updated';
-        this.#contents.set(config.key, { secret: secret.reveal(), meta: stored });
+        const value = this.#corrupting.has(config.key) ? `${secret.reveal()}\n` : secret.reveal();
+        this.#contents.set(config.key, { secret: value, meta: stored });
         this.writes.push({ key: config.key, result });
         return result;
       },

@@ -9,6 +9,7 @@ import { type AzureKeyVaultDouble, startAzureKeyVaultDouble } from '../doubles/a
 import { type CliResult, runCli, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
 import { expectNoLeak } from '../helpers/leaks.js';
+import { itemsOf } from '../helpers/output-items.js';
 
 /*
  * The built CLI in a child process, as a new user runs it: the Azure SDK trusts the double's
@@ -70,10 +71,17 @@ describe('azure-key-vault through the CLI, trusting the vault by NODE_EXTRA_CA_C
     // First run: the secret is missing (drift on a sink new in the policy), so the token is rotated to fill it.
     const first = await cli(env, 'once', '--json');
     expect(first.code, first.stderr).toBe(0);
-    const [outcome] = JSON.parse(first.stdout) as Array<{ action: string; newId: string; sinks: unknown[] }>;
+    const [outcome] = itemsOf(first.stdout) as Array<{ action: string; newId: string; sinks: unknown[] }>;
     expect(outcome).toMatchObject({
-      action: 'rotated',
-      sinks: [{ sink: 'azure-key-vault myvault.vault.azure.net/secrets/ingest-token', result: 'created' }],
+      action: 'rotate',
+      sinks: [
+        {
+          type: expect.any(String),
+          target: expect.any(String),
+          description: 'azure-key-vault myvault.vault.azure.net/secrets/ingest-token',
+          result: 'created',
+        },
+      ],
     });
     const [version] = double.versions('ingest-token');
     expect(await whoami(version!.value)).toMatchObject({ id: outcome!.newId, name: 'ingest' });
@@ -88,7 +96,7 @@ describe('azure-key-vault through the CLI, trusting the vault by NODE_EXTRA_CA_C
     const before = double.requests.length;
     const second = await cli(env, 'once', '--json');
     expect(second.code, second.stderr).toBe(0);
-    expect(JSON.parse(second.stdout)[0]).toMatchObject({ action: 'skipped' });
+    expect(itemsOf(second.stdout)[0]).toMatchObject({ action: 'skip' });
     expect(writes(before)).toEqual([]);
     expect(double.versions('ingest-token')).toHaveLength(1);
 

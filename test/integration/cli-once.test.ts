@@ -8,6 +8,7 @@ import { startEmulator } from '../../src/emulator/start-emulator.js';
 import { type CliResult, runCli, seedSink, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
 import { expectNoLeak } from '../helpers/leaks.js';
+import { itemsOf } from '../helpers/output-items.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const DAY = 24 * 3600_000;
@@ -44,15 +45,17 @@ describe('token-rotator once / plan / validate against the fx.emulator', () => {
 
     const first = await cli('once', '--json');
     expect(first.code, first.stderr).toBe(0);
-    const outcomes = JSON.parse(first.stdout) as Array<Record<string, unknown>>;
+    const outcomes = itemsOf(first.stdout) as Array<Record<string, unknown>>;
     expect(outcomes.map((o) => [o.name, o.action])).toEqual([
-      ['due', 'rotated'],
-      ['fine', 'skipped'],
+      ['due', 'rotate'],
+      ['fine', 'skip'],
     ]);
     const rotated = outcomes[0]!;
-    expect(rotated.oldId).toBe(due.id);
+    expect(rotated.id).toBe(due.id);
     expect(rotated.newId).not.toBe(due.id);
-    expect(rotated.sinks).toEqual([{ sink: 'file secrets/due.token', result: 'created' }]);
+    expect(rotated.sinks).toEqual([
+      { type: expect.any(String), target: expect.any(String), description: 'file secrets/due.token', result: 'created' },
+    ]);
 
     // the sink holds a working secret of the new token, 0600
     const delivered = await readFile(join(fx.dir, 'secrets/due.token'), 'utf8');
@@ -77,7 +80,7 @@ describe('token-rotator once / plan / validate against the fx.emulator', () => {
     // and plan says why
     const plan = await cli('plan', '--json');
     expect(plan.code).toBe(0);
-    expect(JSON.parse(plan.stdout)).toEqual([
+    expect(itemsOf(plan.stdout)).toEqual([
       expect.objectContaining({
         name: 'due',
         id: rotated.newId,
@@ -106,8 +109,8 @@ describe('token-rotator once / plan / validate against the fx.emulator', () => {
     await writePolicy(fx.dir, { version: 1, tokens: [{ name: 'p', id: due.id, sinks: [sink('p')] }] });
     const plan = await cli('plan');
     expect(plan.code, plan.stderr).toBe(0);
-    expect(plan.stdout).toMatch(/^TOKEN\s+ID\s+EXPIRES\s+ACTION\s+REASON\n/);
-    expect(plan.stdout).toMatch(/p\s+\S+\s+\S+\s+rotate\s+expires in 23h 59m, within renewBefore 7d/);
+    expect(plan.stdout).toMatch(/^TOKEN\s+ACTION\s+ID\s+EXPIRES\s+DUE\s+REASON\n/);
+    expect(plan.stdout).toMatch(/p\s+rotate\s+\S+\s+\S+\s+\S+\s+expires in 23h 59m, within renewBefore 7d/);
     expect(regenerates()).toHaveLength(0);
     await expect(stat(join(fx.dir, 'state'))).rejects.toThrow(/ENOENT/);
     await expect(stat(join(fx.dir, 'secrets'))).rejects.toThrow(/ENOENT/);
@@ -146,15 +149,21 @@ describe('token-rotator once / plan / validate against the fx.emulator', () => {
 
     const first = await cli('once', '--json');
     expect(first.code).toBe(1);
-    const [outcome] = JSON.parse(first.stdout) as Array<{
-      action: string;
-      sinks: Array<{ sink: string; result: string }>;
+    const [outcome] = itemsOf(first.stdout) as Array<{
+      result: string;
+      sinks: Array<{ description: string; result: string }>;
       error: { message: string };
     }>;
-    expect(outcome!.action).toBe('failed');
+    expect(outcome!.result).toBe('failed');
     expect(outcome!.sinks).toEqual([
-      { sink: 'file secrets/s.token', result: 'created' },
-      { sink: 'file blocked/s.token', result: 'failed', error: expect.stringMatching(/a file is in the way of a folder/) },
+      { type: expect.any(String), target: expect.any(String), description: 'file secrets/s.token', result: 'created' },
+      {
+        type: expect.any(String),
+        target: expect.any(String),
+        description: 'file blocked/s.token',
+        result: 'failed',
+        error: expect.stringMatching(/a file is in the way of a folder/),
+      },
     ]);
     expect(outcome!.error.message).toMatch(/not yet delivered to file blocked\/s.token; the secret stays staged/);
     expect(regenerates()).toHaveLength(1);
@@ -162,11 +171,11 @@ describe('token-rotator once / plan / validate against the fx.emulator', () => {
     await rm(join(fx.dir, 'blocked'));
     const second = await cli('once', '--json');
     expect(second.code, second.stderr).toBe(0);
-    const [again] = JSON.parse(second.stdout) as Array<{ action: string; check: string; newId: string; sinks: unknown[] }>;
-    expect(again).toMatchObject({ action: 'rotated', check: 'resumed', newId: (outcome as unknown as { newId: string }).newId });
+    const [again] = itemsOf(second.stdout) as Array<{ action: string; check: string; newId: string; sinks: unknown[] }>;
+    expect(again).toMatchObject({ action: 'rotate', check: 'resumed', newId: (outcome as unknown as { newId: string }).newId });
     expect(again!.sinks).toEqual([
-      { sink: 'file secrets/s.token', result: 'unchanged' },
-      { sink: 'file blocked/s.token', result: 'created' },
+      { type: expect.any(String), target: expect.any(String), description: 'file secrets/s.token', result: 'unchanged' },
+      { type: expect.any(String), target: expect.any(String), description: 'file blocked/s.token', result: 'created' },
     ]);
     expect(regenerates()).toHaveLength(1);
     await expect(stat(join(fx.dir, 'state/journal/s.json'))).rejects.toThrow(/ENOENT/);
@@ -259,9 +268,11 @@ describe('configuration and usage errors', () => {
     const result = await runCli([command], { cwd: dir, env: env() });
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(
-      'token-rotator: 3 configuration problems:\n' +
+      'token-rotator: 4 configuration problems:\n' +
         '  tokens[0].id: required\n' +
         '  tokens[0].sinks[0].path: required\n' +
+        // the duplicate name in the same pass as the field errors
+        "  tokens[1].name: 'a' is already used by tokens[0]; names must be unique\n" +
         "  tokens[1].overlap: 'forever' is not a duration such as 90s, 15m, 1h30m, 7d, 2w or ISO 8601 P7D\n",
     );
     expect(result.stdout).toBe('');
@@ -290,7 +301,7 @@ describe('configuration and usage errors', () => {
     await writePolicy(dir, { version: 1, tokens: [{ name: 'a', id: '1', sinks: [{ type: 'file', path: 'a' }] }] });
     const result = await runCli(['validate', '--config', 'rotation.yaml'], { cwd: dir, env: env() });
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toMatch(/^policy rotation.yaml: 1 token\(s\), 1 sink\(s\)\n/);
+    expect(result.stdout).toMatch(/^policy rotation.yaml: 1 token, 1 sink\n/);
     expect(connections).toBe(0);
     expectNoLeak({ stdout: result.stdout, stderr: result.stderr }, ['canary-config-secret-0500']);
   });

@@ -114,7 +114,7 @@ describe('token-rotator rotate (emergency rotation)', () => {
     expect(fx.emulator.requests).toHaveLength(0);
   });
 
-  it('asks on a terminal, and rotates nothing when the answer is no', async () => {
+  it('asks on a terminal, and rotates nothing when the answer is no, which is no failure', async () => {
     await setup('asked');
     const stdin = Object.assign(new PassThrough(), { isTTY: true });
     let stderr = '';
@@ -127,10 +127,10 @@ describe('token-rotator rotate (emergency rotation)', () => {
       cwd: fx.dir,
     });
     setTimeout(() => stdin.write('n\n'), 50);
-    expect(await running).toBe(1);
-    expect(stderr).toContain('Rotate asked now? The current tokens stop working now. [y/N]');
-    expect(stderr).toContain('not rotated');
+    expect(await running).toBe(0);
+    expect(stderr).toContain('Rotate asked now? The current tokens stop working now (--revoke-now). [y/N]');
+    expect(stderr).toContain('nothing done');
     expect(fx.emulator.requests).toHaveLength(0);
-    fx.results.push({ code: 1, stdout, stderr });
+    fx.results.push({ code: 0, stdout, stderr });
   });
 });

@@ -3,9 +3,10 @@ import { join } from 'node:path';
 
 import { expect, it } from 'vitest';
 
-import type { TokenStatus } from '../../src/rotation/token-status.js';
+import type { StatusItem } from '../../src/cli/output/status-items.js';
 import { runCli, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
+import { itemsOf } from '../helpers/output-items.js';
 
 const DAY = 24 * 3600_000;
 const fx = useCliFixture();
@@ -43,19 +44,19 @@ it('status tells, without the network, what happened and what is next for each t
   await writeFile(fx.envFile, (await readFile(fx.envFile, 'utf8')).replace(/ROTATOR_API_URL=.*/, 'ROTATOR_API_URL=http://127.0.0.1:9'));
   const status = await cli(['status', '--json']);
   expect(status.code).toBe(1);
-  const rows = Object.fromEntries((JSON.parse(status.stdout) as TokenStatus[]).map((r) => [r.name, r]));
+  const rows = Object.fromEntries((itemsOf(status.stdout) as StatusItem[]).map((r) => [r.name, r]));
   expect(rows.fine).toMatchObject({ pending: [], lastError: null, consecutiveFailures: 0 });
-  expect(rows.fine!.currentId).not.toBe(fine.id);
-  expect(Date.parse(rows.fine!.nextDueAt!) - Date.now()).toBeGreaterThan(22 * DAY);
+  expect(rows.fine!.id).not.toBe(fine.id);
+  expect(Date.parse(rows.fine!.dueAt!) - Date.now()).toBeGreaterThan(22 * DAY);
   expect(rows.stuck!.pending).toEqual(['file blocked/stuck.token']);
   expect(rows.refused).toMatchObject({
-    currentId: refused.id,
+    id: refused.id,
     consecutiveFailures: 1,
     lastError: expect.objectContaining({ code: 'ERR_API', message: expect.stringMatching(/answered 403: forbidden/) }),
   });
   expect(rows.refused!.backoffUntil).not.toBeNull();
 
   const table = await cli(['status']);
-  expect(table.stdout).toMatch(/^TOKEN\s+ID\s+EXPIRES\s+LAST ROTATED\s+NEXT DUE\s+PENDING\s+DRIFT\s+LAST ERROR\n/);
+  expect(table.stdout).toMatch(/^TOKEN\s+ID\s+HEALTH\s+EXPIRES\s+LAST ROTATED\s+NEXT DUE\s+PENDING\s+DRIFT\s+LAST ERROR\n/);
   expect(table.stdout).toMatch(/stuck\s+.*file blocked\/stuck.token/);
 });

@@ -7,6 +7,7 @@ import type { FaultAction } from '../../src/emulator/faults.js';
 import { type CliResult, emulatorSecrets, runCli, startCli, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
 import { expectNoLeak } from '../helpers/leaks.js';
+import { itemsOf } from '../helpers/output-items.js';
 
 const DAY = 24 * 3600_000;
 const inDays = (d: number) => new Date(Date.now() + d * DAY);
@@ -127,8 +128,8 @@ describe('crash-safe rotation', () => {
       expect(run.code).toBe(1);
       expect(run.stderr.match(ORPHAN_LINE)).toHaveLength(1);
       expect(run.stderr).toMatch(new RegExp(`"oldId":"${token.id}"`));
-      const [outcome] = JSON.parse(run.stdout) as Array<{ action: string; orphans: unknown[] }>;
-      expect(outcome).toMatchObject({ action: 'rotated', orphans: [expect.objectContaining({ oldId: token.id })] });
+      const [outcome] = itemsOf(run.stdout) as Array<{ action: string; orphans: unknown[] }>;
+      expect(outcome).toMatchObject({ action: 'rotate', orphans: [expect.objectContaining({ oldId: token.id })] });
       // both regenerates went to the old id, which still works in its overlap
       expect(regenerates(token.id).map((r) => r.committed)).toEqual([true, true]);
       await expectSettled([name]);
@@ -142,7 +143,7 @@ describe('crash-safe rotation', () => {
       const run = await cli();
       expect(run.code).toBe(1);
       expect(run.stderr.match(ORPHAN_LINE)).toHaveLength(1);
-      const [outcome] = JSON.parse(run.stdout) as Array<{ action: string; error: { code: string; message: string } }>;
+      const [outcome] = itemsOf(run.stdout) as Array<{ action: string; error: { code: string; message: string } }>;
       expect(outcome!.error.code).toBe('ERR_ORPHANED_TOKEN');
       expect(outcome!.error.message).toMatch(
         /the old token no longer works: nothing is left to rotate from\. Create a new token for 'dead'/,
@@ -240,11 +241,11 @@ describe('crash-safe rotation', () => {
     await writeFile(file, '{"version":1,"name":"damaged","phase":"staged","staged":{"newId":"x","sec');
     const run = await cli();
     expect(run.code).toBe(1);
-    const outcomes = JSON.parse(run.stdout) as Array<{ name: string; action: string; error?: { message: string } }>;
+    const outcomes = itemsOf(run.stdout) as Array<{ name: string; action: string; error?: { message: string } }>;
     expect(outcomes.find((o) => o.name === 'damaged')!.error!.message).toMatch(
       new RegExp(`journal entry ${file} is not valid JSON .*may hold the only copy of a new secret`),
     );
-    expect(outcomes.find((o) => o.name === 'fine')!.action).toBe('rotated');
+    expect(outcomes.find((o) => o.name === 'fine')!.action).toBe('rotate');
     expect(regenerates(damaged.id)).toHaveLength(0);
     expect(await readFile(file, 'utf8')).toBe('{"version":1,"name":"damaged","phase":"staged","staged":{"newId":"x","sec');
   });
@@ -345,7 +346,7 @@ describe('crash-safe rotation', () => {
     await cli({ ROTATOR_TEST_FAILPOINT: 'staged' });
     const plan = await runCli(['plan', '--json', ...args()], { cwd: fx.dir });
     fx.results.push(plan);
-    expect(JSON.parse(plan.stdout)).toEqual([
+    expect(itemsOf(plan.stdout)).toEqual([
       expect.objectContaining({
         name: 'planned',
         action: 'rotate',

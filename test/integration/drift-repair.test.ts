@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 
 import { type CliResult, runCli, seedSink, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
+import { itemsOf } from '../helpers/output-items.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const DAY = 24 * 3600_000;
@@ -17,7 +18,7 @@ interface Outcome {
   check?: string;
   reason: string;
   newId?: string;
-  drift?: Array<{ sink: string; kind: string }>;
+  drift?: Array<{ description: string; kind: string }>;
 }
 
 /**
@@ -34,7 +35,7 @@ describe('drift repair', () => {
   }
   async function once(): Promise<{ run: CliResult; outcomes: Outcome[] }> {
     const run = await cli('once', '--json');
-    return { run, outcomes: JSON.parse(run.stdout) as Outcome[] };
+    return { run, outcomes: itemsOf(run.stdout) as Outcome[] };
   }
   const regenerates = () => fx.emulator.requests.filter((r) => r.op === 'regenerate').length;
   const sinkFile = (path: string) => join(fx.dir, path);
@@ -53,7 +54,7 @@ describe('drift repair', () => {
     await writePolicy(fx.dir, policy);
     const first = await once();
     expect(first.run.code, first.run.stderr).toBe(0);
-    expect(first.outcomes[0]).toMatchObject({ action: 'skipped', check: 'notDue' });
+    expect(first.outcomes[0]).toMatchObject({ action: 'skip', check: 'notDue' });
     expect(first.run.stderr).toMatch(/adopted what the sinks hold as the current secret/);
     expect(regenerates()).toBe(0);
     return { token, policy };
@@ -65,15 +66,15 @@ describe('drift repair', () => {
     const { run, outcomes } = await once();
     expect(run.code, run.stderr).toBe(0);
     expect(outcomes[0]).toMatchObject({
-      action: 'rotated',
+      action: 'rotate',
       check: 'sinkDrift',
       reason: 'sink drift: file secrets/deleted.token is missing',
-      drift: [expect.objectContaining({ sink: 'file secrets/deleted.token', kind: 'missing' })],
+      drift: [expect.objectContaining({ description: 'file secrets/deleted.token', kind: 'missing' })],
     });
     expect(await whoami('secrets/deleted.token')).toMatchObject({ id: outcomes[0]!.newId });
     // Repaired: the next run finds nothing to do.
     const after = await once();
-    expect(after.outcomes[0]).toMatchObject({ action: 'skipped', check: 'notDue' });
+    expect(after.outcomes[0]).toMatchObject({ action: 'skip', check: 'notDue' });
     expect(regenerates()).toBe(1);
   });
 
@@ -81,7 +82,7 @@ describe('drift repair', () => {
     await settled('edited');
     await writeFile(sinkFile('secrets/edited.token'), 'xaat-someone-elses-token');
     const { outcomes } = await once();
-    expect(outcomes[0]).toMatchObject({ action: 'rotated', reason: 'sink drift: file secrets/edited.token holds another secret' });
+    expect(outcomes[0]).toMatchObject({ action: 'rotate', reason: 'sink drift: file secrets/edited.token holds another secret' });
     expect(await whoami('secrets/edited.token')).toMatchObject({ id: outcomes[0]!.newId });
   });
 
@@ -91,7 +92,7 @@ describe('drift repair', () => {
     await writePolicy(fx.dir, policy);
     const { run, outcomes } = await once();
     expect(run.code, run.stderr).toBe(0);
-    expect(outcomes[0]).toMatchObject({ action: 'rotated', reason: 'sink drift: file also/grown.env is missing' });
+    expect(outcomes[0]).toMatchObject({ action: 'rotate', reason: 'sink drift: file also/grown.env is missing' });
     expect(await whoami('secrets/grown.token')).toMatchObject({ id: outcomes[0]!.newId });
     const env = parseDotenv(await readFile(sinkFile('also/grown.env'), 'utf8'));
     expect(fx.emulator.store.bySecret(env.AXIOM_TOKEN!)?.id).toBe(outcomes[0]!.newId);
@@ -104,7 +105,7 @@ describe('drift repair', () => {
     policy.tokens[0]!.sinks.push({ type: 'file', path: 'elsewhere/added.token' });
     await writePolicy(fx.dir, policy);
     const { outcomes } = await once();
-    expect(outcomes[0]).toMatchObject({ action: 'rotated', reason: 'sink drift: file elsewhere/added.token is new in the policy' });
+    expect(outcomes[0]).toMatchObject({ action: 'rotate', reason: 'sink drift: file elsewhere/added.token is new in the policy' });
   });
 
   it('onDrift: report says so, exits 1, and regenerates nothing', async () => {
@@ -112,7 +113,7 @@ describe('drift repair', () => {
     await unlink(sinkFile('secrets/reported.token'));
     const { run, outcomes } = await once();
     expect(run.code).toBe(1);
-    expect(outcomes[0]).toMatchObject({ action: 'skipped', drift: [expect.objectContaining({ kind: 'missing' })] });
+    expect(outcomes[0]).toMatchObject({ action: 'skip', drift: [expect.objectContaining({ kind: 'missing' })] });
     expect(regenerates()).toBe(0);
   });
 
@@ -130,8 +131,8 @@ describe('drift repair', () => {
     const { run, outcomes } = await once();
     expect(run.code, run.stderr).toBe(0);
     expect(outcomes.map((o) => [o.name, o.action, o.check])).toEqual([
-      ['present', 'skipped', 'notDue'],
-      ['absent', 'rotated', 'sinkDrift'],
+      ['present', 'skip', 'notDue'],
+      ['absent', 'rotate', 'sinkDrift'],
     ]);
     expect(await whoami('secrets/absent.token')).toMatchObject({ id: outcomes[1]!.newId });
     expect(fx.emulator.requests.filter((r) => r.op === 'regenerate').map((r) => r.id)).toEqual([absent.id]);
@@ -141,7 +142,7 @@ describe('drift repair', () => {
     await settled('watched');
     await unlink(sinkFile('secrets/watched.token'));
     const plan = await cli('plan', '--json');
-    expect(JSON.parse(plan.stdout)).toEqual([
+    expect(itemsOf(plan.stdout)).toEqual([
       expect.objectContaining({ action: 'rotate', reason: 'sink drift: file secrets/watched.token is missing' }),
     ]);
 
@@ -181,7 +182,7 @@ describe('state that does not wander', () => {
       const second = await runCli(['once', '--json', '--config', policy, '--dotenv', env], { cwd: elsewhere });
       fx.results.push(second);
       expect(second.code, second.stderr).toBe(0);
-      expect(JSON.parse(second.stdout)).toEqual([expect.objectContaining({ action: 'skipped', check: 'notDue' })]);
+      expect(itemsOf(second.stdout)).toEqual([expect.objectContaining({ action: 'skip', check: 'notDue' })]);
       expect(fx.emulator.requests.filter((r) => r.op === 'regenerate')).toHaveLength(1);
       expect(JSON.parse(await readFile(join(fx.dir, '.token-rotator/tokens/anywhere.json'), 'utf8'))).toMatchObject({ name: 'anywhere' });
     } finally {
@@ -197,8 +198,8 @@ describe('state that does not wander', () => {
     });
     const first = await runCli(['once', '--json', '--config', 'rotation.yaml', '--dotenv', fx.envFile], { cwd: fx.dir });
     fx.results.push(first);
-    const rotated = (JSON.parse(first.stdout) as Outcome[])[0]!;
-    expect(rotated.action).toBe('rotated');
+    const rotated = (itemsOf(first.stdout) as Outcome[])[0]!;
+    expect(rotated.action).toBe('rotate');
 
     await rm(join(fx.dir, 'state'), { recursive: true });
     await mkdir(join(fx.dir, 'state'));
@@ -207,10 +208,10 @@ describe('state that does not wander', () => {
     fx.results.push(second);
     expect(second.code, second.stderr).toBe(0);
     expect(second.stderr).toMatch(/no state record for this name: its current id comes from the sinks' metadata/);
-    expect(JSON.parse(second.stdout)).toEqual([
+    expect(itemsOf(second.stdout)).toEqual([
       expect.objectContaining({
-        action: 'skipped',
-        oldId: rotated.newId,
+        action: 'skip',
+        id: rotated.newId,
         reason: expect.stringMatching(/recovered from the sinks' metadata/),
       }),
     ]);

@@ -14,6 +14,7 @@ import { sinkPolicy } from '../doubles/vault/vault-here.js';
 import { type CliResult, runCli, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
 import { type KubernetesHere, kubernetesHere, secretData } from '../helpers/kubernetes.js';
+import { itemsOf } from '../helpers/output-items.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 /*
@@ -172,7 +173,7 @@ describe('one token, every sink: a file, a Kubernetes Secret, four secret manage
   }
 
   const outcomeOf = (result: CliResult) =>
-    (JSON.parse(result.stdout) as Array<{ action: string; newId: string; reason: string; sinks: unknown[] }>)[0]!;
+    (itemsOf(result.stdout) as Array<{ action: string; newId: string; reason: string; sinks: unknown[] }>)[0]!;
 
   it('delivers everywhere with each marker, changes nothing on a second run, and heals destinations edited behind its back', async () => {
     const t = await setUp();
@@ -184,7 +185,7 @@ describe('one token, every sink: a file, a Kubernetes Secret, four secret manage
     const first = await cli(['once', '--json']);
     expect(first.code, first.stderr).toBe(0);
     const rotated = outcomeOf(first);
-    expect(rotated.action).toBe('rotated');
+    expect(rotated.action).toBe('rotate');
     expect(rotated.sinks).toHaveLength(SINKS.length);
     await expectEverywhere(await t.held(), rotated.newId);
     expect(t.markers()).toEqual({
@@ -198,7 +199,7 @@ describe('one token, every sink: a file, a Kubernetes Secret, four secret manage
 
     const second = await cli(['once', '--json']);
     expect(second.code, second.stderr).toBe(0);
-    expect(outcomeOf(second).action).toBe('skipped');
+    expect(outcomeOf(second).action).toBe('skip');
     expect(t.versions()).toEqual({ vault: 1, aws: 1, gcp: 1, azure: 1 });
     expect(t.regenerates()).toBe(1);
 
@@ -215,7 +216,7 @@ describe('one token, every sink: a file, a Kubernetes Secret, four secret manage
     const third = await cli(['once', '--json']);
     expect(third.code, third.stderr).toBe(0);
     const healed = outcomeOf(third);
-    expect(healed.action).toBe('rotated');
+    expect(healed.action).toBe('rotate');
     expect(healed.reason).toContain(`kubernetes-secret apps/${t.names.k8s}`);
     expect(healed.reason).toMatch(new RegExp(`vault http://127\\.0\\.0\\.1:\\d+ secret/${t.names.vault}\\[token\\] holds another secret`));
     expect(healed.reason).toContain(`azure-key-vault myvault.vault.azure.net/secrets/${t.names.azure}`);
@@ -239,7 +240,7 @@ describe('one token, every sink: a file, a Kubernetes Secret, four secret manage
       const resumed = await cli(['once', '--json']);
       expect(resumed.code, `${step}: ${resumed.stderr}`).toBe(0);
       const outcome = outcomeOf(resumed);
-      expect(outcome, step).toMatchObject({ action: 'rotated', check: 'resumed' });
+      expect(outcome, step).toMatchObject({ action: 'rotate', check: 'resumed' });
       expect(t.regenerates(), step).toBe(before.regenerates + 1);
       expect(t.versions(), step).toEqual({
         vault: before.versions.vault + 1,
@@ -269,7 +270,7 @@ describe('one token, every sink: a file, a Kubernetes Secret, four secret manage
     const next = await cli(['once', '--json']);
     expect(next.code, next.stderr).toBe(0);
     const outcome = outcomeOf(next);
-    expect(outcome).toMatchObject({ action: 'rotated', check: 'resumed' });
+    expect(outcome).toMatchObject({ action: 'rotate', check: 'resumed' });
     expect(t.regenerates()).toBe(1);
     await expectEverywhere(await t.held(), outcome.newId);
     expect(t.versions()).toEqual({ vault: 1, aws: 1, gcp: 1, azure: 1 });

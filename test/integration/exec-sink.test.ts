@@ -12,6 +12,7 @@ import { writePushProgram } from '../doubles/exec/push-program.js';
 import { silentLogger } from '../fakes/fake-deps.js';
 import { runCli, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
+import { itemsOf } from '../helpers/output-items.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 let dir: string;
@@ -172,12 +173,12 @@ describe('an exec sink in a run', () => {
     };
     const first = await cli();
     expect(first.code, first.stderr).toBe(0);
-    const [outcome] = JSON.parse(first.stdout) as Array<{ action: string; reason: string; newId: string; sinks: unknown[] }>;
-    expect(outcome).toMatchObject({ action: 'rotated', reason: expect.stringContaining('write-only: not delivered to yet') });
+    const [outcome] = itemsOf(first.stdout) as Array<{ action: string; reason: string; newId: string; sinks: unknown[] }>;
+    expect(outcome).toMatchObject({ action: 'rotate', reason: expect.stringContaining('write-only: not delivered to yet') });
     const pushed = JSON.parse(await readFile(join(fx.dir, 'pushed.token'), 'utf8')) as { id: string; rotationId: string };
     expect(pushed.id).toBe(outcome!.newId);
     const second = await cli();
     expect(second.code, second.stderr).toBe(0);
-    expect(JSON.parse(second.stdout)[0]).toMatchObject({ action: 'skipped' });
+    expect(itemsOf(second.stdout)[0]).toMatchObject({ action: 'skip' });
   });
 });

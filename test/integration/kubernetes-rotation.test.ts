@@ -10,6 +10,7 @@ import { type CliResult, emulatorSecrets, runCli, startCli, writePolicy } from '
 import { useCliFixture } from '../helpers/cli-fixture.js';
 import { type KubernetesHere, kubernetesHere, restartedAt, secretData, seedDeployment } from '../helpers/kubernetes.js';
 import { expectNoLeak } from '../helpers/leaks.js';
+import { itemsOf } from '../helpers/output-items.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const DAY = 24 * 3600_000;
@@ -86,8 +87,8 @@ describe('on Kubernetes, against the API double, as a new user would', () => {
     // First run: the new Secret is drift (a sink new in the policy), so the token is rotated to fill it.
     const first = await cli('once', '--json');
     expect(first.code, first.stderr).toBe(0);
-    const [outcome] = JSON.parse(first.stdout) as Array<{ action: string; newId: string; reloads: unknown[] }>;
-    expect(outcome).toMatchObject({ action: 'rotated', reloads: [{ target: 'Deployment apps/ingest-api', result: 'restarted' }] });
+    const [outcome] = itemsOf(first.stdout) as Array<{ action: string; newId: string; reloads: unknown[] }>;
+    expect(outcome).toMatchObject({ action: 'rotate', reloads: [{ target: 'Deployment apps/ingest-api', result: 'restarted' }] });
     const delivered = secretData(k.double, 'apps', 'ingest-api-token', 'token');
     expect(await whoami(delivered)).toMatchObject({ id: outcome!.newId, name: 'ingest-api' });
     // kubectl reads what the rotator wrote.
@@ -115,7 +116,7 @@ describe('on Kubernetes, against the API double, as a new user would', () => {
     const regenerates = fx.emulator.requests.filter((r) => r.op === 'regenerate').length;
     const second = await cli('once', '--json');
     expect(second.code, second.stderr).toBe(0);
-    expect(JSON.parse(second.stdout)[0]).toMatchObject({ action: 'skipped' });
+    expect(itemsOf(second.stdout)[0]).toMatchObject({ action: 'skip' });
     expect(writes(before, '/namespaces/apps/')).toEqual([]);
     expect(fx.emulator.requests.filter((r) => r.op === 'regenerate')).toHaveLength(regenerates);
     expect(restartedAt(k.double, 'apps', 'ingest-api')).toBe(firstRestart);
@@ -125,9 +126,9 @@ describe('on Kubernetes, against the API double, as a new user would', () => {
     const restartsBefore = writes(0, '/deployments/ingest-api').length;
     const third = await cli('once', '--json');
     expect(third.code, third.stderr).toBe(0);
-    const [healed] = JSON.parse(third.stdout) as Array<{ action: string; reason: string; newId: string }>;
+    const [healed] = itemsOf(third.stdout) as Array<{ action: string; reason: string; newId: string }>;
     expect(healed).toMatchObject({
-      action: 'rotated',
+      action: 'rotate',
       reason: expect.stringMatching(/kubernetes-secret apps\/ingest-api-token\[token\] is missing/),
     });
     expect(await whoami(secretData(k.double, 'apps', 'ingest-api-token', 'token'))).toMatchObject({ id: healed!.newId });
@@ -156,8 +157,8 @@ describe('on Kubernetes, against the API double, as a new user would', () => {
     );
     const repaired = await cli('once', '--json');
     expect(repaired.code, repaired.stderr).toBe(0);
-    const [outcome] = JSON.parse(repaired.stdout) as Array<{ action: string; reason: string; newId: string }>;
-    expect(outcome).toMatchObject({ action: 'rotated', reason: expect.stringMatching(/holds another secret/) });
+    const [outcome] = itemsOf(repaired.stdout) as Array<{ action: string; reason: string; newId: string }>;
+    expect(outcome).toMatchObject({ action: 'rotate', reason: expect.stringMatching(/holds another secret/) });
     expect(await whoami(secretData(k.double, 'apps', 'edited-token', 'token'))).toMatchObject({ id: outcome!.newId });
     expect(secretData(k.double, 'apps', 'edited-token', 'other')).toBe('kept');
   });
@@ -172,9 +173,9 @@ describe('on Kubernetes, against the API double, as a new user would', () => {
     await writePolicy(fx.dir, policy(false));
     const refused = await cli('once', '--json');
     expect(refused.code).toBe(1);
-    const [outcome] = JSON.parse(refused.stdout) as Array<{ action: string; drift: Array<{ kind: string; detail: string }> }>;
+    const [outcome] = itemsOf(refused.stdout) as Array<{ action: string; drift: Array<{ kind: string; detail: string }> }>;
     expect(outcome).toMatchObject({
-      action: 'skipped',
+      action: 'skip',
       drift: [{ kind: 'unowned', detail: expect.stringMatching(/not managed by token-rotator.*adopt: true/) }],
     });
     expect(secretData(k.double, 'apps', 'foreign-token', 'token')).toBe('someone-elses');
@@ -184,7 +185,7 @@ describe('on Kubernetes, against the API double, as a new user would', () => {
     await writePolicy(fx.dir, policy(true));
     const adopted = await cli('once', '--json');
     expect(adopted.code, adopted.stderr).toBe(0);
-    expect(JSON.parse(adopted.stdout)[0]).toMatchObject({ action: 'rotated' });
+    expect(itemsOf(adopted.stdout)[0]).toMatchObject({ action: 'rotate' });
     expect(await whoami(secretData(k.double, 'apps', 'foreign-token', 'token'))).toMatchObject({ name: 'foreign' });
     const labels = (k.double.objects.get('secrets', 'apps', 'foreign-token')!.metadata as { labels: Record<string, string> }).labels;
     expect(labels['app.kubernetes.io/managed-by']).toBe('token-rotator');
@@ -201,7 +202,7 @@ describe('on Kubernetes, against the API double, as a new user would', () => {
     });
     const first = await cli('once', '--json');
     expect(first.code, first.stderr).toBe(0);
-    expect(JSON.parse(first.stdout)[0]).toMatchObject({ action: 'skipped' });
+    expect(itemsOf(first.stdout)[0]).toMatchObject({ action: 'skip' });
     expect(fx.emulator.requests.filter((r) => r.op === 'regenerate')).toHaveLength(0);
     const rotated = await cli('rotate', 'migrated', '--yes', '--json');
     expect(rotated.code, rotated.stderr).toBe(0);
@@ -239,12 +240,12 @@ describe('on Kubernetes, against the API double, as a new user would', () => {
     const before = k.double.requests.length;
     const result = await cli('once', '--json');
     expect(result.code).toBe(1);
-    const outcomes = JSON.parse(result.stdout) as Array<{
+    const outcomes = itemsOf(result.stdout) as Array<{
       name: string;
       action: string;
       reloads: Array<{ target: string; result: string }>;
     }>;
-    expect(outcomes.map((o) => o.action)).toEqual(['rotated', 'rotated']);
+    expect(outcomes.map((o) => o.action)).toEqual(['rotate', 'rotate']);
     expect(outcomes[0]!.reloads).toEqual([
       { target: 'Deployment apps/shared-app', result: 'restarted' },
       { target: 'Deployment apps/paused-app', result: 'skipped', message: 'paused' },
@@ -259,7 +260,7 @@ describe('on Kubernetes, against the API double, as a new user would', () => {
     // The rotations stand: the next run does nothing, and does not retry the restart.
     const again = await cli('once', '--json');
     expect(again.code, again.stderr).toBe(0);
-    expect(JSON.parse(again.stdout).map((o: { action: string }) => o.action)).toEqual(['skipped', 'skipped']);
+    expect(itemsOf(again.stdout).map((o: { action: string }) => o.action)).toEqual(['skip', 'skip']);
   });
 
   describe('SIGKILL at each step with the Kubernetes backend: nothing lost, nothing regenerated twice', () => {
@@ -315,7 +316,7 @@ describe('on Kubernetes, against the API double, as a new user would', () => {
       // And a third run finds nothing to do.
       const third = await cli('once', '--json');
       expect(third.code, third.stderr).toBe(0);
-      expect(JSON.parse(third.stdout)[0]).toMatchObject({ action: 'skipped' });
+      expect(itemsOf(third.stdout)[0]).toMatchObject({ action: 'skip' });
     });
   });
 

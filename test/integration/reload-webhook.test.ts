@@ -7,6 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type CliResult, runCli, seedSink, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
 import { expectNoLeak } from '../helpers/leaks.js';
+import { itemsOf } from '../helpers/output-items.js';
 import { startRecorder } from '../helpers/recorder.js';
 
 const DAY = 24 * 3600_000;
@@ -63,7 +64,7 @@ describe('webhook reload after a rotation', () => {
 
     const first = await cli('once', '--json');
     expect(first.code, first.stderr).toBe(0);
-    const [rotated] = JSON.parse(first.stdout) as Array<{ newId: string; rotationId: string; reloads: unknown[] }>;
+    const [rotated] = itemsOf(first.stdout) as Array<{ newId: string; rotationId: string; reloads: unknown[] }>;
     expect(rotated!.reloads).toEqual([{ target: 'webhook RELOAD_URL', result: 'notified' }]);
 
     expect(hook.calls).toHaveLength(1);
@@ -119,7 +120,7 @@ describe('webhook reload after a rotation', () => {
     const before = regenerates();
     const second = await cli('once', '--json');
     expect(second.code, second.stderr).toBe(0);
-    expect(JSON.parse(second.stdout)[0]).toMatchObject({ name: 'hooked', action: 'skipped' });
+    expect(itemsOf(second.stdout)[0]).toMatchObject({ name: 'hooked', action: 'skip' });
     expect(regenerates()).toBe(before);
     expect(failing.calls.length).toBe(calls);
   });
@@ -139,7 +140,7 @@ describe('webhook reload after a rotation', () => {
     });
     const result = await cli('once', '--json');
     expect(result.code).toBe(1);
-    expect(JSON.parse(result.stdout)[0].reloads).toEqual([
+    expect(itemsOf(result.stdout)[0].reloads).toEqual([
       {
         target: 'webhook REDIRECTING_URL',
         result: 'failed',

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 
 import { type CliResult, runCli, startCli, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
+import { itemsOf } from '../helpers/output-items.js';
 
 const DAY = 24 * 3600_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -57,7 +58,7 @@ describe('the state disk fails while a regenerate is in flight', () => {
     }
   }
 
-  const outcomeOf = (result: CliResult) => (JSON.parse(result.stdout) as Array<Record<string, unknown>>)[0]!;
+  const outcomeOf = (result: CliResult) => (itemsOf(result.stdout) as Array<Record<string, unknown>>)[0]!;
 
   it('the journal fails: the secret is still delivered and committed, the run says so, and the next run finds nothing to redo', async () => {
     await dueToken('journal-lost');

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 
 import { type CliResult, runCli, seedSink, startCli, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
+import { itemsOf } from '../helpers/output-items.js';
 
 const DAY = 24 * 3600_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -54,8 +55,8 @@ describe('a rotator stopped while it holds a name', () => {
 
     const second = await cli();
     expect(second.code).toBe(1);
-    const [outcome] = JSON.parse(second.stdout) as Array<{ action: string; error: { code: string; message: string } }>;
-    expect(outcome).toMatchObject({ action: 'failed', error: { code: 'ERR_LOCKED' } });
+    const [outcome] = itemsOf(second.stdout) as Array<{ action: string; error: { code: string; message: string } }>;
+    expect(outcome).toMatchObject({ result: 'failed', error: { code: 'ERR_LOCKED' } });
     expect(outcome!.error.message).toMatch(new RegExp(`pid ${first.child.pid} on .* holds its lock`));
     expect(regenerates()).toHaveLength(1);
 
@@ -77,7 +78,7 @@ describe('a rotator stopped while it holds a name', () => {
     const resumed = await first.done;
     fx.results.push(resumed);
     expect(resumed.code).toBe(1);
-    const [outcome] = JSON.parse(resumed.stdout) as Array<{ error: { code: string }; orphans: Array<{ newId?: string }> }>;
+    const [outcome] = itemsOf(resumed.stdout) as Array<{ error: { code: string }; orphans: Array<{ newId?: string }> }>;
     expect(outcome!.error.code).toBe('ERR_LOCK_LOST');
     expect(outcome!.orphans).toEqual([expect.objectContaining({ newId: expect.any(String) })]);
     expect(resumed.stderr).toMatch(/lost the lock on \\"taken\\": pid 4242 on another-host/);
@@ -101,6 +102,6 @@ describe('a rotator stopped while it holds a name', () => {
     );
     const run = await cli();
     expect(run.code, run.stderr).toBe(0);
-    expect(JSON.parse(run.stdout)).toEqual([expect.objectContaining({ name: 'fine', action: 'skipped', check: 'busy' })]);
+    expect(itemsOf(run.stdout)).toEqual([expect.objectContaining({ name: 'fine', action: 'skip', check: 'busy' })]);
   });
 });

@@ -48,7 +48,7 @@ describe('validate --online: checks against the real systems, changing nothing',
     const before = k.double.requests.length;
     const result = await validate('--json');
     expect(result.code, result.stderr).toBe(0);
-    expect(JSON.parse(result.stdout).checks).toEqual([
+    expect(JSON.parse(result.stdout).items).toEqual([
       { check: 'state', target: expect.stringMatching(/^file /), result: 'ok', note: '0 unfinished rotation(s)' },
       { check: 'service', target: `ok (${token.id})`, result: 'ok', note: expect.stringMatching(/^expires /) },
       { check: 'sink', target: 'file secrets/ok.token', result: 'ok' },

@@ -61,11 +61,12 @@ const cases: Case[] = [
     check: 'tokenNearingExpiry',
   },
   {
-    name: 'a token that never expires is never due without maxAge',
+    name: 'a token that never expires is never due with maxAge: never',
     expiresAt: null,
+    settings: { maxAgeMs: null },
     action: 'skip',
     check: 'notDue',
-    reason: /never expires; no maxAge/,
+    reason: /never expires; maxAge is off \("never"\), so never due/,
     dueAt: null,
   },
   {

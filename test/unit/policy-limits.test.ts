@@ -24,7 +24,7 @@ tokens: [{ name: a, id: "1", renewBefore: P36501D, maxAge: 99999999999999999999d
 `),
     ).toEqual([
       `defaults.overlap: ${TOO_LONG('5215w')}`,
-      `tokens[0].maxAge: ${TOO_LONG('99999999999999999999d')}`,
+      `tokens[0].maxAge: ${TOO_LONG('99999999999999999999d')}, or "never"`,
       `tokens[0].renewBefore: ${TOO_LONG('P36501D')}, or a share such as "33%"`,
     ]);
   });

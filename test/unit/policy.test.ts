@@ -37,7 +37,7 @@ describe('parsePolicy', () => {
       renewBefore: { kind: 'duration', ms: 10 * 86400_000 },
       overlapMs: 30 * 60_000,
       lifetimeMs: 30 * 86400_000,
-      maxAgeMs: null,
+      maxAgeMs: undefined,
       onDrift: 'rotate',
     });
     expect(ingest!.sinks[0]).toMatchObject({ type: 'file', path: '/etc/rotator/secrets/ingest.token', format: 'raw', mode: 0o600 });
@@ -103,12 +103,15 @@ tokens:
       expect.arrayContaining([
         'tokens[0].sinks[0].path: required',
         'tokens[1].renewBefore: \'soon\' is not a duration such as 90s, 15m, 1h30m, 7d, 2w or ISO 8601 P7D, or a share such as "33%"',
-        'tokens[1].colour: unknown key (allowed: name, id, renewBefore, overlap, lifetime, maxAge, onDrift, schedule, timezone, jitter, reload, sinks)',
+        'tokens[1].colour: unknown key (allowed: name, id, renewBefore, overlap, lifetime, maxAge, onDrift, schedule, timezone, jitter, reload, verify, sinks)',
         `tokens[1].sinks[0].type: unknown sink type "carrier-pigeon"; one of: ${Object.keys(sinkTypes).join(', ')}`,
         'tokens[1].sinks[1].format: must be one of: "raw", "env", "json"',
+        // checks across tokens in the same pass, not only once the fields are right
+        "tokens[1].name: 'a' is already used by tokens[0]; names must be unique",
+        'tokens[1].id: the same token as tokens[0]; one token, one name',
       ]),
     );
-    expect(found).toHaveLength(5);
+    expect(found).toHaveLength(7);
   });
 
   it('reports cross-field problems after the shape is right: duplicates, unknown sink types, bad sink options', () => {

@@ -32,7 +32,17 @@ describe('the order of the protocol', () => {
       'first sink written with staged journalled, delivered to []',
       'second sink written with staged journalled, delivered to [memory:ingest-a]',
     ]);
-    expect(run.process.steps).toEqual(['intent', 'regenerated', 'staged', 'written', 'delivered', 'written', 'delivered', 'committed']);
+    expect(run.process.steps).toEqual([
+      'intent',
+      'regenerated',
+      'staged',
+      'written',
+      'delivered',
+      'written',
+      'delivered',
+      'verifying',
+      'committed',
+    ]);
     expect(world.service.regenerates).toHaveLength(1);
     await expectSettled(world, run.view, policy);
     expectNoSecretIn(world.logs.text(), world.service);

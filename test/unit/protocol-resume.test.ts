@@ -27,7 +27,14 @@ describe('an interrupted rotation whose secret is staged', () => {
         { sink: 'memory ingest-b', result: 'created' },
       ],
     });
-    expect(next.process.steps, 'no intent, so no regenerate').toEqual(['written', 'delivered', 'written', 'delivered', 'committed']);
+    expect(next.process.steps, 'no intent, so no regenerate').toEqual([
+      'written',
+      'delivered',
+      'written',
+      'delivered',
+      'verifying',
+      'committed',
+    ]);
     expect(world.service.regenerates).toHaveLength(1);
     await expectSettled(world, next.view, policy);
   });

@@ -12,12 +12,23 @@ export const DEFAULT_LISTEN = '127.0.0.1:9464';
 /** SIGTERM to exit: Kubernetes waits 30 s by default; we promise 10. */
 const STOP_DEADLINE_MS = 8_000;
 
-/** `HOST:PORT` or `[IPv6]:PORT`. */
+/** Where a bare port listens: the default's host, so `--listen 9470` never opens the port to the network. */
+const DEFAULT_HOST = '127.0.0.1';
+/** Where `:PORT` listens, as Prometheus exporters read it: every (IPv4) interface. */
+const ANY_HOST = '0.0.0.0';
+
+/**
+ * `HOST:PORT`, `[IPv6]:PORT`, `:PORT` (every interface, as exporters' `--web.listen-address=:9100`)
+ * or a bare `PORT` (on the default host, loopback).
+ */
 export function parseListen(text: string): { host: string; port: number } | undefined {
-  const match = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(text.trim());
+  const trimmed = text.trim();
+  const match = /^(?:(?:\[([^\]]+)\]|([^:]*)):)?(\d{1,5})$/.exec(trimmed);
   const port = Number(match?.[3]);
   if (!match || port > 65535) return undefined;
-  return { host: match[1] ?? match[2]!, port };
+  const hasColon = trimmed.includes(':');
+  const host = match[1] ?? (match[2] === undefined || match[2] === '' ? (hasColon ? ANY_HOST : DEFAULT_HOST) : match[2]);
+  return { host, port };
 }
 
 export async function daemonCommand(options: GlobalOptions & { listen?: string }, io: CliIo): Promise<number> {

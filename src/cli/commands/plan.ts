@@ -1,15 +1,38 @@
 import { systemClock } from '../../clock.js';
 import { openRotationDeps } from '../../compose/rotation-deps.js';
 import { createLogger } from '../../log/logger.js';
-import { planAll, type PlanEntry } from '../../rotation/plan.js';
-import { formatTable, shortDate } from '../format-table.js';
+import { planAll } from '../../rotation/plan.js';
+import { guardSharedDependencies } from '../dependency-breaker.js';
+import { formatTable, terminalWidth } from '../format-table.js';
 import { type CliIo, EXIT } from '../io.js';
 import { type GlobalOptions, loadRuntime } from '../load-runtime.js';
+import { envelope, type SharedProblem, toJson } from '../output/envelope.js';
+import { plural, shortDate, showExpiry } from '../output/expiry.js';
+import { type PlanItem, planItem, planSummary } from '../output/plan-items.js';
+import { formatProblems, isShared, sharedProblems } from '../output/shared-problems.js';
+import { sinkLookup } from '../output/sink-ref.js';
 
-function formatPlan(entries: PlanEntry[]): string {
-  return formatTable(
-    ['TOKEN', 'ID', 'EXPIRES', 'ACTION', 'REASON'],
-    entries.map((e) => [e.name, e.id, shortDate(e.expiresAt), e.action, e.reason]),
+function formatPlan(items: PlanItem[], problems: SharedProblem[], width: number | undefined): string {
+  const own = items.filter((i) => !isShared(problems, i.error));
+  const summary = planSummary(items);
+  const table = own.length
+    ? formatTable(
+        ['TOKEN', 'ACTION', 'ID', 'EXPIRES', 'DUE', 'REASON'],
+        own.map((i) => [
+          i.name,
+          i.result === 'failed' ? 'failed' : i.action,
+          i.id ?? '-',
+          showExpiry(i),
+          i.dueAt === undefined ? (i.result === 'failed' ? 'unknown' : '-') : shortDate(i.dueAt),
+          i.reason,
+        ]),
+        { width, flexible: [5] },
+      )
+    : '';
+  return (
+    formatProblems(problems, items.length) +
+    table +
+    `${plural(summary.total, 'token')}: ${summary.rotate} to rotate, ${summary.skip} not due, ${summary.failed} could not be checked\n`
   );
 }
 
@@ -18,7 +41,18 @@ export async function planCommand(options: GlobalOptions & { json?: boolean }, i
   const { settings, policy } = await loadRuntime(options, io);
   const logger = createLogger({ level: settings.logLevel });
   const opened = await openRotationDeps(settings, logger, systemClock, io.env, {}, io.cwd);
-  const entries = await planAll(policy, opened.deps, { concurrency: settings.concurrency }).finally(() => opened.close());
-  io.stdout.write(options.json ? `${JSON.stringify(entries, null, 2)}\n` : formatPlan(entries));
-  return entries.some((e) => e.action === 'error') ? EXIT.failed : EXIT.ok;
+  const guarded = guardSharedDependencies(opened.deps.api);
+  const entries = await planAll(policy, { ...opened.deps, api: guarded.api }, { concurrency: settings.concurrency }).finally(() =>
+    opened.close(),
+  );
+  const lookup = sinkLookup(policy, opened.deps.sinks);
+  const items = entries.map((e) => planItem(e, lookup));
+  const problems = sharedProblems(guarded.tripped(), items);
+  io.stdout.write(
+    options.json
+      ? toJson(envelope('PlanResult', planSummary(items), items, problems))
+      : formatPlan(items, problems, terminalWidth(io.stdout)),
+  );
+  if (problems.length > 0 && items.every((i) => i.result === 'failed')) return EXIT.dependency;
+  return items.some((i) => i.result === 'failed') ? EXIT.failed : EXIT.ok;
 }

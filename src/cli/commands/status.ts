@@ -3,33 +3,49 @@ import { systemClock } from '../../clock.js';
 import { formatDuration } from '../../common/duration.js';
 import { referenceReader } from '../../common/reference.js';
 import { createLogger } from '../../log/logger.js';
-import { assessSinks, describeDrift } from '../../policy/sink-drift.js';
+import { assessSinks } from '../../policy/sink-drift.js';
 import { snapshotSinks } from '../../rotation/assess-token.js';
 import { findStrayEntries } from '../../rotation/stray-entries.js';
 import { strayStatus, type TokenStatus, tokenStatus, unreadableStatus } from '../../rotation/token-status.js';
 import { sinkTypesByName } from '../../sinks/registry.js';
 import { openSinkSet } from '../../sinks/sink-set.js';
 import { openStateBackend, type StateBackendName } from '../../state/backends/registry.js';
-import { formatTable, shortDate } from '../format-table.js';
+import { formatTable, terminalWidth } from '../format-table.js';
 import { type CliIo, EXIT } from '../io.js';
 import { type GlobalOptions, loadRuntime } from '../load-runtime.js';
+import { describeDriftItem } from '../output/drift-items.js';
+import { envelope, toJson } from '../output/envelope.js';
+import { plural, shortDate, showExpiry } from '../output/expiry.js';
+import { sinkLookup } from '../output/sink-ref.js';
+import { expiryKnown, type StatusItem, statusItem, statusSummary } from '../output/status-items.js';
 
-function formatStatus(rows: TokenStatus[]): string {
+function formatStatus(items: StatusItem[], width: number | undefined): string {
   return formatTable(
-    ['TOKEN', 'ID', 'EXPIRES', 'LAST ROTATED', 'NEXT DUE', 'PENDING', 'DRIFT', 'LAST ERROR'],
-    rows.map((s) => [
+    ['TOKEN', 'ID', 'HEALTH', 'EXPIRES', 'LAST ROTATED', 'NEXT DUE', 'PENDING', 'DRIFT', 'LAST ERROR'],
+    items.map((s) => [
       s.name,
-      s.currentId,
-      shortDate(s.expiresAt),
+      s.id ?? '-',
+      s.health,
+      showExpiry(s),
       s.lastRotatedAt ? shortDate(s.lastRotatedAt) : '-',
-      s.nextDueAt ? shortDate(s.nextDueAt) : 'never',
+      s.dueAt === undefined ? 'unknown' : shortDate(s.dueAt),
       s.pending.length ? s.pending.join(', ') : '-',
-      s.drift.length ? s.drift.map(describeDrift).join('; ') : '-',
+      s.drift.length ? s.drift.map(describeDriftItem).join('; ') : '-',
       s.lastError
         ? `${s.lastError.message}${s.consecutiveFailures ? ` (${s.consecutiveFailures}x${s.backoffUntil ? `, backing off until ${shortDate(s.backoffUntil)}` : ''})` : ''}`
         : '-',
     ]),
+    { width, flexible: [6, 7, 8] },
   );
+}
+
+/** `3 tokens: 1 ok, 1 need attention, 1 unknown (never checked, or no check has succeeded yet)`. */
+function summaryLine(items: StatusItem[]): string {
+  const { total, ok, attention, unknown } = statusSummary(items);
+  const parts = [`${ok} ok`];
+  if (attention) parts.push(`${attention} need${attention === 1 ? 's' : ''} attention`);
+  if (unknown) parts.push(`${unknown} unknown (never checked, or no check has succeeded yet)`);
+  return `${plural(total, 'token')}: ${parts.join(', ')}\n`;
 }
 
 /** A line under the table when the last measured skew of the service's clock is worth knowing. */
@@ -56,6 +72,7 @@ export async function statusCommand(options: GlobalOptions & { json?: boolean },
   const sinks = openSinkSet(sinkTypesByName, { logger, env, reference: referenceReader(env, io.cwd) });
   const now = systemClock.now();
   try {
+    const lookup = sinkLookup(policy, sinks);
     const rows = await Promise.all(
       policy.tokens.map(async (token) => {
         try {
@@ -65,15 +82,21 @@ export async function statusCommand(options: GlobalOptions & { json?: boolean },
             snapshotSinks(token, { sinks, stateKey: settings.stateKey }),
           ]);
           const { drift } = assessSinks(snapshot.readings, record?.sinks);
-          return tokenStatus(token, record, entry, now, sinks, drift);
+          return { status: tokenStatus(token, record, entry, now, sinks, drift), known: expiryKnown(record) };
         } catch (error) {
-          return unreadableStatus(token, error);
+          return { status: unreadableStatus(token, error), known: false };
         }
       }),
     );
-    rows.push(...(await findStrayEntries(policy, backend.journal)).map(strayStatus));
-    io.stdout.write(options.json ? `${JSON.stringify(rows, null, 2)}\n` : formatStatus(rows) + skewNote(rows));
-    return rows.some((r) => r.lastError || r.pending.length || r.drift.length) ? EXIT.failed : EXIT.ok;
+    rows.push(...(await findStrayEntries(policy, backend.journal)).map((stray) => ({ status: strayStatus(stray), known: false })));
+    const items = rows.map((r) => statusItem(r.status, r.known, lookup));
+    io.stdout.write(
+      options.json
+        ? toJson(envelope('Status', statusSummary(items), items))
+        : formatStatus(items, terminalWidth(io.stdout)) + summaryLine(items) + skewNote(rows.map((r) => r.status)),
+    );
+    // Unknown is not healthy: a name never checked has not been shown to work.
+    return items.every((i) => i.health === 'ok') ? EXIT.ok : EXIT.failed;
   } finally {
     await sinks.close();
   }

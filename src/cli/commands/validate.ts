@@ -2,10 +2,12 @@ import { relative } from 'node:path';
 
 import { createLogger } from '../../log/logger.js';
 import { type StateBackendName, stateBackends } from '../../state/backends/registry.js';
-import { formatTable } from '../format-table.js';
+import { formatTable, terminalWidth } from '../format-table.js';
 import { type CliIo, EXIT } from '../io.js';
 import { type GlobalOptions, loadRuntime } from '../load-runtime.js';
 import { onlineChecks } from '../online-checks.js';
+import { envelope, toJson } from '../output/envelope.js';
+import { plural } from '../output/expiry.js';
 
 /**
  * Policy and environment checks, no network: exit 0, or 2 with every problem listed. With
@@ -33,14 +35,16 @@ export async function validateCommand(options: GlobalOptions & { online?: boolea
   };
   const checks = options.online ? await onlineChecks(runtime, createLogger({ level: settings.logLevel })) : undefined;
   if (options.json) {
-    io.stdout.write(`${JSON.stringify({ ...summary, ...(checks ? { checks } : {}) }, null, 2)}\n`);
+    // Without --online the items are empty: the policy and the environment were read, nothing was reached.
+    io.stdout.write(toJson(envelope('Validation', { ...summary, online: checks !== undefined }, checks ?? [])));
   } else {
     io.stdout.write(
-      `policy ${summary.policy}: ${summary.tokens} token(s), ${sinks} sink(s)\nservice ${summary.service}\nstate ${summary.state}\n` +
+      `policy ${summary.policy}: ${plural(summary.tokens, 'token')}, ${plural(sinks, 'sink')}\nservice ${summary.service}\nstate ${summary.state}\n` +
         (checks
           ? `\n${formatTable(
               ['CHECK', 'TARGET', 'RESULT', 'NOTE'],
               checks.map((c) => [c.check, c.target, c.result, c.note ?? '']),
+              { width: terminalWidth(io.stdout), flexible: [1, 3] },
             )}`
           : ''),
     );

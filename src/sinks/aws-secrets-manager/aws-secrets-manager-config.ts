@@ -31,7 +31,8 @@ const SECRET_ARN = /^arn:(aws[a-z-]*):secretsmanager:([a-z0-9-]+):(\d{12}):secre
 /** A region as the API spells it (RegionType). */
 const REGION = /^([a-z]+-)+\d+$/;
 
-const schema = strictObject({
+// Exported for the policy's JSON Schema (src/config/policy-json-schema.ts), which editors check against.
+export const schema = strictObject({
   type: z.literal('aws-secrets-manager'),
   secretId: z
     .string()

@@ -41,7 +41,8 @@ export const MAX_TAG_VALUE = 256;
 /** `^[0-9a-zA-Z-]+$`, 1 to 127 characters: Key Vault's object names. */
 const SECRET_NAME = /^[0-9a-zA-Z-]{1,127}$/;
 
-const schema = strictObject({
+// Exported for the policy's JSON Schema (src/config/policy-json-schema.ts), which editors check against.
+export const schema = strictObject({
   type: z.literal('azure-key-vault'),
   vaultUrl: z.string().min(1),
   name: z.string().regex(SECRET_NAME, 'must be a Key Vault secret name: 1 to 127 letters, digits and "-"'),

@@ -41,7 +41,8 @@ const commandSchema = z
   .min(1, 'must name a program')
   .refine((command) => command[0] !== '', 'the program must not be empty');
 
-const schema = strictObject({
+// Exported for the policy's JSON Schema (src/config/policy-json-schema.ts), which editors check against.
+export const schema = strictObject({
   type: z.literal('exec'),
   command: commandSchema,
   read: commandSchema.optional(),

@@ -27,7 +27,8 @@ export interface FileSinkConfig {
 /** Linux and macOS both stop at 255 bytes for one name (NAME_MAX). */
 const MAX_NAME_BYTES = 255;
 
-const schema = strictObject({
+// Exported for the policy's JSON Schema (src/config/policy-json-schema.ts), which editors check against.
+export const schema = strictObject({
   type: z.literal('file'),
   path: z
     .string()

@@ -52,7 +52,8 @@ const ENDPOINT = /^(?:https:\/\/)?([A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9]
 
 const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
 
-const schema = strictObject({
+// Exported for the policy's JSON Schema (src/config/policy-json-schema.ts), which editors check against.
+export const schema = strictObject({
   type: z.literal('gcp-secret-manager'),
   project: z.string().regex(PROJECT, 'must be a project id (6 to 30 lowercase letters, digits and "-") or a project number').optional(),
   secret: z.string().regex(SECRET_ID, 'must be a secret id: at most 255 letters, digits, "-" and "_"'),

@@ -34,7 +34,8 @@ function refuseOurs(isOurs: (key: string) => boolean) {
   };
 }
 
-const schema = strictObject({
+// Exported for the policy's JSON Schema (src/config/policy-json-schema.ts), which editors check against.
+export const schema = strictObject({
   type: z.literal('kubernetes-secret'),
   name: z
     .string()

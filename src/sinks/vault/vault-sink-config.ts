@@ -85,7 +85,8 @@ const authSchema = z.discriminatedUnion(
   { error: (issue) => (issue.code === 'invalid_union' ? 'must be one of: "token", "kubernetes", "approle"' : undefined) },
 );
 
-const schema = strictObject({
+// Exported for the policy's JSON Schema (src/config/policy-json-schema.ts), which editors check against.
+export const schema = strictObject({
   type: z.literal('vault'),
   address: z.string().optional(),
   namespace: z

@@ -1,15 +1,15 @@
 import { resolve } from 'node:path';
 
+import { formatTable, shortDate } from '../../cli/format-table.js';
+import { type CliIo, EXIT } from '../../cli/io.js';
+import { listenError } from '../../cli/listen-error.js';
 import { isLoopbackHost } from '../../common/loopback.js';
-import type { KubernetesDouble } from '../../emulator/kubernetes/index.js';
-import { loadSeedFile } from '../../emulator/seed.js';
-import { startEmulator } from '../../emulator/start-emulator.js';
 import { ConfigError } from '../../errors.js';
 import { writeFileAtomic } from '../../fs/atomic-write.js';
 import { NAMESPACE_NAME } from '../../kubernetes/names.js';
-import { formatTable, shortDate } from '../format-table.js';
-import { type CliIo, EXIT } from '../io.js';
-import { listenError } from '../listen-error.js';
+import type { KubernetesDouble } from '../kubernetes/index.js';
+import { loadSeedFile } from '../seed.js';
+import { startEmulator } from '../start-emulator.js';
 
 export interface EmulatorCommandOptions {
   host: string;
@@ -72,7 +72,7 @@ export async function emulatorCommand(options: EmulatorCommandOptions, io: CliIo
     const env: Record<string, string> = { ...emulator.rotatorEnv() };
     let kubernetesNote = '';
     if (options.kubernetes !== undefined) {
-      const { startKubernetesDouble } = await import('../../emulator/kubernetes/index.js');
+      const { startKubernetesDouble } = await import('../kubernetes/index.js');
       kubernetes = await startKubernetesDouble({ host, namespaces });
       const file = resolve(io.cwd, options.kubernetes);
       // It holds the double's bearer: 0600, as any kubeconfig with credentials should be.

@@ -1,0 +1,103 @@
+import type { EXIT } from '../io.js';
+import { environmentHelp, VARIABLES_READ } from './environment.js';
+import { exitCodesHelp } from './exit-codes.js';
+
+interface CommandHelp {
+  examples: string[];
+  variables: keyof typeof VARIABLES_READ | 'none';
+  /** What an exit code means for this command, where it says more than the general meaning. */
+  exits?: Partial<Record<keyof typeof EXIT, string>>;
+  /** The codes this command can end with, when not all of them. */
+  codes?: Array<keyof typeof EXIT>;
+}
+
+const HELP = {
+  once: {
+    examples: [
+      'token-rotator once --config rotation.yaml',
+      'token-rotator once --json --log-format json     # for CI: results on stdout, JSON logs on stderr',
+    ],
+    variables: 'network',
+  },
+  plan: {
+    examples: ['token-rotator plan', 'token-rotator plan --json | jq \'.items[] | select(.action == "rotate")\''],
+    variables: 'network',
+    exits: { ok: 'the plan was made (whatever it says is due)' },
+  },
+  daemon: {
+    examples: [
+      'token-rotator daemon                       # listens on 127.0.0.1:9464',
+      'token-rotator daemon --listen :9464        # every interface, for Prometheus in a cluster',
+      'curl -s localhost:9464/metrics',
+    ],
+    variables: 'daemon',
+    exits: { ok: 'stopped by SIGTERM or SIGINT' },
+  },
+  rotate: {
+    examples: [
+      'token-rotator rotate ingest-prod --revoke-now --reason "pasted in a public channel"',
+      'token-rotator rotate ingest-prod query-dashboard --overlap 10m --yes',
+    ],
+    variables: 'network',
+    exits: { ok: 'every named token was rotated, or the confirmation was declined' },
+  },
+  status: {
+    examples: ['token-rotator status', 'token-rotator status --json'],
+    variables: 'local',
+    exits: {
+      ok: 'no token has an error, a pending delivery or a drifted sink',
+      failed: 'some token has an error, a pending delivery or a drifted sink (each one is named)',
+    },
+    codes: ['ok', 'failed', 'usage'],
+  },
+  validate: {
+    examples: ['token-rotator validate --config rotation.yaml', 'token-rotator validate --online --json'],
+    variables: 'network',
+    exits: { ok: 'the policy and the environment are valid', failed: 'with --online: a check failed (each one is named)' },
+  },
+  emulator: {
+    examples: ['token-rotator emulator --port 18464 --seed seed.yaml --env-out emulator.env', 'token-rotator once --dotenv emulator.env'],
+    variables: 'none',
+    exits: { ok: 'stopped by Ctrl-C or SIGTERM', usage: 'usage error, such as a port in use' },
+    codes: ['ok', 'usage'],
+  },
+  completion: {
+    examples: [
+      'source <(token-rotator completion bash)                              # bash, this shell',
+      'token-rotator completion zsh > "${fpath[1]}/_token-rotator"            # zsh',
+      'token-rotator completion fish > ~/.config/fish/completions/token-rotator.fish',
+    ],
+    variables: 'none',
+    exits: { ok: 'the script was printed', usage: 'no such shell' },
+    codes: ['ok', 'usage'],
+  },
+} satisfies Record<string, CommandHelp>;
+
+export type HelpedCommand = keyof typeof HELP;
+
+/** Examples, the environment the command reads, and its exit codes: the text after its options. */
+export function commandHelp(command: HelpedCommand): string {
+  const help: CommandHelp = HELP[command];
+  return [
+    '',
+    'Examples:',
+    ...help.examples.map((e) => `  ${e}`),
+    ...(help.variables === 'none' ? [] : ['', environmentHelp(VARIABLES_READ[help.variables])]),
+    '',
+    exitCodesHelp(help.exits, help.codes),
+  ].join('\n');
+}
+
+/** After the program's own help: where to start, and the exit codes. */
+export function programHelp(): string {
+  return [
+    '',
+    'Examples:',
+    '  token-rotator validate --config rotation.yaml   # check a policy, no network',
+    '  token-rotator plan                              # what is due, changing nothing',
+    '  token-rotator once                              # rotate what is due',
+    "  token-rotator <command> --help                  # a command's options, environment and exit codes",
+    '',
+    exitCodesHelp(),
+  ].join('\n');
+}

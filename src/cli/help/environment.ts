@@ -1,0 +1,51 @@
+import { VARIABLES } from '../../config/env.js';
+
+type Variable = (typeof VARIABLES)[number];
+
+/** One line per variable the tool reads: the compiler refuses a variable added to VARIABLES without one. */
+const DESCRIPTIONS = {
+  ROTATOR_CONFIG: 'the policy file, when --config is not given (default config/rotation.yaml)',
+  ROTATOR_API_URL: 'the token service base URL, such as https://api.axiom.co',
+  ROTATOR_OAUTH_ISSUER: 'OAuth 2.0 issuer, for discovery',
+  ROTATOR_OAUTH_TOKEN_URL: 'or a bare token endpoint',
+  ROTATOR_OAUTH_CLIENT_ID: 'OAuth client id (client credentials grant)',
+  ROTATOR_OAUTH_CLIENT_SECRET: 'OAuth client secret (better as ROTATOR_OAUTH_CLIENT_SECRET_FILE)',
+  ROTATOR_OAUTH_SCOPE: 'optional scope parameter',
+  ROTATOR_OAUTH_RESOURCE: 'optional RFC 8707 resource parameter',
+  ROTATOR_OAUTH_AUTH_METHOD: 'client_secret_basic (default), client_secret_post or private_key_jwt',
+  ROTATOR_OAUTH_PRIVATE_KEY: 'the private key for private_key_jwt (as ROTATOR_OAUTH_PRIVATE_KEY_FILE)',
+  ROTATOR_ACCESS_TOKEN: 'instead of OAuth: a static bearer, such as a personal access token',
+  ROTATOR_ORG_ID: 'sent as x-axiom-org-id (needed with a personal access token)',
+  ROTATOR_STATE_DIR: 'state folder (default .token-rotator beside the policy file)',
+  ROTATOR_STATE_BACKEND: 'file (default) or kubernetes',
+  ROTATOR_STATE_KEY: '32 bytes, base64 or hex: seals staged secrets in the journal',
+  ROTATOR_STATE_NAMESPACE: 'with the kubernetes backend: the namespace of the state',
+  ROTATOR_LEASE_DURATION: 'with the kubernetes backend: how long a Lease lasts (default 15s)',
+  ROTATOR_LOG_LEVEL: 'fatal, error, warn, info (default), debug, trace, silent',
+  ROTATOR_LOG_FORMAT: 'auto (default: pretty on a terminal, JSON elsewhere), pretty or json',
+  ROTATOR_HTTP_TIMEOUT: 'per request (default 30s)',
+  ROTATOR_CONCURRENCY: 'names handled at once (default 4)',
+  ROTATOR_LISTEN: 'the daemon listener, HOST:PORT, :PORT or PORT (default 127.0.0.1:9464)',
+} satisfies Record<Variable, string>;
+
+const SERVICE: Variable[] = VARIABLES.filter(
+  (name) => name === 'ROTATOR_API_URL' || name === 'ROTATOR_ORG_ID' || name === 'ROTATOR_ACCESS_TOKEN' || name.startsWith('ROTATOR_OAUTH_'),
+);
+const LOCAL: Variable[] = VARIABLES.filter((name) => !SERVICE.includes(name) && name !== 'ROTATOR_LISTEN');
+
+/** Which variables a command reads: the service's only when it calls the service, the listener only for the daemon. */
+export const VARIABLES_READ = {
+  network: [...LOCAL, ...SERVICE],
+  daemon: [...LOCAL, ...SERVICE, 'ROTATOR_LISTEN'],
+  local: LOCAL,
+} satisfies Record<string, Variable[]>;
+
+/** The "Environment:" block of a command's help. */
+export function environmentHelp(variables: readonly Variable[]): string {
+  const width = Math.max(...variables.map((v) => v.length));
+  return [
+    'Environment (each also as NAME_FILE, a file to read it from; a --dotenv file or ./.env fills in what is unset):',
+    ...variables.map((name) => `  ${name.padEnd(width)}  ${DESCRIPTIONS[name]}`),
+    "  and the variables the policy's sinks, reloads and notifications name (VAULT_TOKEN, AWS_*, KUBECONFIG...)",
+  ].join('\n');
+}

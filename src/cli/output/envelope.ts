@@ -1,0 +1,39 @@
+import type { DependencyFailure } from '../../errors.js';
+
+/**
+ * The one JSON contract of every command's `--json`: `{apiVersion, kind, summary, problems, items}`,
+ * described by `schema/output.schema.json`. A field's meaning never changes within an apiVersion;
+ * a new field may appear, so readers ignore what they do not know.
+ */
+export const API_VERSION = 'token-rotator/v1';
+
+export type OutputKind = 'PlanResult' | 'RunResult' | 'RotateResult' | 'Status' | 'Validation';
+
+/** A failure every token met the same way, said once rather than per token. */
+export interface SharedProblem {
+  dependency: DependencyFailure['dependency'];
+  kind: DependencyFailure['kind'];
+  /** The origin it tried. */
+  target: string;
+  message: string;
+  /** What to check first. */
+  check: string;
+  /** The tokens it stopped. */
+  tokens: string[];
+}
+
+export interface Envelope<K extends OutputKind, S, I> {
+  apiVersion: typeof API_VERSION;
+  kind: K;
+  summary: S;
+  problems: SharedProblem[];
+  items: I[];
+}
+
+export function envelope<K extends OutputKind, S, I>(kind: K, summary: S, items: I[], problems: SharedProblem[] = []): Envelope<K, S, I> {
+  return { apiVersion: API_VERSION, kind, summary, problems, items };
+}
+
+export function toJson(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
+}

@@ -1,0 +1,66 @@
+import type { TokenStatus } from '../../rotation/token-status.js';
+import type { StateRecord } from '../../state/state-record.js';
+import { type DriftItem, driftItems } from './drift-items.js';
+import { type Expiry, expiryOf } from './expiry.js';
+import type { SinkLookup } from './sink-ref.js';
+
+/** One token of `status`, from the state and the sinks alone. */
+export type StatusItem = {
+  name: string;
+  /** The current id as the state knows it (null: a name no longer in the policy). */
+  id: string | null;
+  /**
+   * `ok`; `attention`: an error, a pending delivery or drift; `unknown`: never checked, or no check
+   * has succeeded yet, so nothing is known of its expiry. Only `ok` is healthy.
+   */
+  health: 'ok' | 'attention' | 'unknown';
+  lastRotatedAt: string | null;
+  /** When the next check will find it due; null: never; absent: not known. */
+  dueAt?: string | null;
+  pending: string[];
+  consecutiveFailures: number;
+  backoffUntil: string | null;
+  lastError: { at: string; code: string; message: string } | null;
+  /** The service's clock minus this machine's, as last measured (ms); null when never measured. */
+  serviceClockOffsetMs: number | null;
+  drift: DriftItem[];
+} & Expiry;
+
+/**
+ * What the state says of the expiry. Without a record the name was never checked; a record made by
+ * a failed first check holds a null expiry that only means "not known yet".
+ */
+export function expiryKnown(record: StateRecord | undefined): boolean {
+  return record !== undefined && !(record.expiresAt === null && record.consecutiveFailures > 0);
+}
+
+export function statusItem(status: TokenStatus, known: boolean, lookup: SinkLookup): StatusItem {
+  // A sink empty before the name's first delivery is not news (see DriftFinding.initial).
+  const attention = status.lastError !== null || status.pending.length > 0 || status.drift.some((d) => !d.initial);
+  return {
+    name: status.name,
+    id: status.currentId === '-' ? null : status.currentId,
+    health: attention ? 'attention' : known ? 'ok' : 'unknown',
+    ...expiryOf(status.expiresAt, known),
+    lastRotatedAt: status.lastRotatedAt,
+    ...(known ? { dueAt: status.nextDueAt } : {}),
+    pending: status.pending,
+    consecutiveFailures: status.consecutiveFailures,
+    backoffUntil: status.backoffUntil,
+    lastError: status.lastError,
+    serviceClockOffsetMs: status.serviceClockOffsetMs,
+    drift: driftItems(status.name, status.drift, lookup),
+  };
+}
+
+export interface StatusSummary {
+  total: number;
+  ok: number;
+  attention: number;
+  unknown: number;
+}
+
+export function statusSummary(items: StatusItem[]): StatusSummary {
+  const count = (health: StatusItem['health']) => items.filter((i) => i.health === health).length;
+  return { total: items.length, ok: count('ok'), attention: count('attention'), unknown: count('unknown') };
+}

@@ -1,0 +1,136 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { describe, expect, it } from 'vitest';
+
+import { type CliResult, runCli, seedSink, writePolicy } from '../helpers/cli.js';
+import { useCliFixture } from '../helpers/cli-fixture.js';
+
+const DAY = 24 * 3600_000;
+const inDays = (d: number) => new Date(Date.now() + d * DAY);
+const schema = JSON.parse(await readFile(resolve(import.meta.dirname, '../../schema/output.schema.json'), 'utf8')) as object;
+const validate = new Ajv2020({ allErrors: true, strict: true }).compile(schema);
+
+function envelopeOf(result: CliResult, kind: string) {
+  const parsed = JSON.parse(result.stdout) as { kind: string; items: Array<Record<string, unknown>>; problems: unknown[] };
+  expect(validate(parsed), JSON.stringify(validate.errors, null, 2)).toBe(true);
+  expect(parsed.kind).toBe(kind);
+  return parsed;
+}
+
+describe('one JSON contract for every command', () => {
+  const fx = useCliFixture();
+  async function cli(...args: string[]) {
+    const result = await runCli([...args, '--config', 'rotation.yaml', '--dotenv', fx.envFile], { cwd: fx.dir });
+    fx.results.push(result);
+    return result;
+  }
+
+  it('plan, once, rotate, status and validate print the versioned envelope the shipped schema describes', async () => {
+    const due = fx.emulator.store.add({ name: 'due', expiresAt: inDays(2) });
+    const fine = fx.emulator.store.add({ name: 'fine', expiresAt: inDays(60) });
+    const forever = fx.emulator.store.add({ name: 'forever', expiresAt: null });
+    await seedSink(fx.dir, 'secrets/fine.token', fine.secret);
+    await seedSink(fx.dir, 'secrets/forever.token', forever.secret);
+    await writePolicy(fx.dir, {
+      version: 1,
+      tokens: ['due', 'fine', 'forever'].map((name, i) => ({
+        name,
+        id: [due.id, fine.id, forever.id][i],
+        sinks: [{ type: 'file', path: `secrets/${name}.token` }],
+      })),
+    });
+
+    const plan = envelopeOf(await cli('plan', '--json'), 'PlanResult');
+    expect(plan.items.map((i) => [i.name, i.action, i.result, i.expiry])).toEqual([
+      ['due', 'rotate', 'ok', 'expires'],
+      ['fine', 'skip', 'ok', 'expires'],
+      ['forever', 'skip', 'ok', 'never'],
+    ]);
+    // never: the service said so, and expiresAt is null
+    expect(plan.items[2]).toMatchObject({ expiry: 'never', expiresAt: null });
+
+    const once = envelopeOf(await cli('once', '--json'), 'RunResult');
+    const rotated = once.items[0]!;
+    expect(rotated).toMatchObject({ name: 'due', action: 'rotate', result: 'ok', id: due.id, needsAttention: false });
+    expect(rotated.newId).not.toBe(due.id);
+    expect(rotated.sinks).toEqual([
+      { type: 'file', target: expect.stringContaining('secrets/due.token'), description: 'file secrets/due.token', result: 'created' },
+    ]);
+    expect(once.items.slice(1).map((i) => [i.action, i.result])).toEqual([
+      ['skip', 'ok'],
+      ['skip', 'ok'],
+    ]);
+
+    const rotate = envelopeOf(await cli('rotate', 'fine', '--yes', '--json'), 'RotateResult');
+    expect(rotate.items[0]).toMatchObject({ name: 'fine', action: 'rotate', result: 'ok', id: fine.id });
+
+    const status = envelopeOf(await cli('status', '--json'), 'Status');
+    expect(status.items.map((i) => [i.name, i.health, i.id])).toEqual([
+      ['due', 'ok', rotated.newId],
+      ['fine', 'ok', (rotate.items[0] as { newId: string }).newId],
+      ['forever', 'ok', forever.id],
+    ]);
+    expect(status.items[2]).toMatchObject({ expiry: 'never', expiresAt: null, dueAt: expect.anything() });
+
+    envelopeOf(await cli('validate', '--json'), 'Validation');
+    const online = envelopeOf(await cli('validate', '--online', '--json'), 'Validation');
+    expect(online.items.length).toBeGreaterThan(0);
+  });
+
+  it('a token never checked, or whose check failed, is unknown (not never), and status does not call it healthy', async () => {
+    const fine = fx.emulator.store.add({ name: 'fine', expiresAt: inDays(60) });
+    await seedSink(fx.dir, 'secrets/fine.token', fine.secret);
+    await writePolicy(fx.dir, {
+      version: 1,
+      tokens: [
+        { name: 'fine', id: fine.id, sinks: [{ type: 'file', path: 'secrets/fine.token' }] },
+        { name: 'ghost', id: 'no-such-token', sinks: [{ type: 'file', path: 'secrets/ghost.token' }] },
+      ],
+    });
+
+    // before any run: nothing is known, and that is not healthy
+    const before = await cli('status', '--json');
+    expect(before.code).toBe(1);
+    expect(envelopeOf(before, 'Status').items.map((i) => [i.health, i.expiry, 'expiresAt' in i, 'dueAt' in i])).toEqual([
+      ['unknown', 'unknown', false, false],
+      ['unknown', 'unknown', false, false],
+    ]);
+    const table = await cli('status');
+    expect(table.stdout).toMatch(/fine\s+\S+\s+unknown\s+unknown\s+-\s+unknown/);
+    const rows = table.stdout.split('\n').filter((line) => /^(fine|ghost)\s/.test(line));
+    expect(rows).toHaveLength(2);
+    expect(rows.join('\n')).not.toMatch(/never/);
+    expect(table.stdout).toMatch(/2 tokens: 0 ok, 2 unknown/);
+
+    const once = await cli('once', '--json');
+    expect(once.code).toBe(1);
+    const ghost = envelopeOf(once, 'RunResult').items[1]!;
+    expect(ghost).toMatchObject({ name: 'ghost', action: 'none', result: 'failed', expiry: 'unknown' });
+    expect(ghost).not.toHaveProperty('expiresAt');
+    const plan = envelopeOf(await cli('plan', '--json'), 'PlanResult');
+    expect(plan.items[1]).toMatchObject({ name: 'ghost', action: 'none', result: 'failed', expiry: 'unknown' });
+
+    const after = await cli('status', '--json');
+    expect(after.code).toBe(1);
+    const items = envelopeOf(after, 'Status').items;
+    expect(items[0]).toMatchObject({ name: 'fine', health: 'ok', expiry: 'expires' });
+    expect(items[1]).toMatchObject({ name: 'ghost', health: 'attention', expiry: 'unknown' });
+    expect(items[1]).not.toHaveProperty('expiresAt');
+  });
+
+  it('a failing sink is named once in the status and table text, with its own error', async () => {
+    const token = fx.emulator.store.add({ name: 's', expiresAt: inDays(1) });
+    await writeFile(join(fx.dir, 'blocked'), 'a file in the way');
+    await writePolicy(fx.dir, {
+      version: 1,
+      tokens: [{ name: 's', id: token.id, sinks: [{ type: 'file', path: 'blocked/s.token' }] }],
+    });
+    const once = await cli('once');
+    expect(once.code).toBe(1);
+    expect(once.stdout).toMatch(/cannot write file blocked\/s.token: .*a file is in the way/);
+    expect(once.stdout.match(/file blocked\/s.token/g)).toHaveLength(1);
+    expect(once.stdout).toMatch(/\n1 token: 1 failed\n/);
+  });
+});

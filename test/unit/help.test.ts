@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+
+import { EXIT } from '../../src/cli/io.js';
+import { run } from '../../src/cli/run.js';
+import { runCli } from '../helpers/cli.js';
+
+async function cli(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  // The emulator's options live in its own module, found beside the built CLI: ask the built one.
+  if (argv[0] === 'emulator') return runCli(argv, { cwd: process.cwd() });
+  let stdout = '';
+  let stderr = '';
+  const code = await run(argv, {
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: (text: string) => (stderr += text) },
+    env: {},
+    cwd: process.cwd(),
+  });
+  return { code, stdout, stderr };
+}
+
+const COMMANDS = ['once', 'plan', 'daemon', 'rotate', 'status', 'validate', 'emulator', 'completion'];
+
+describe('--help', () => {
+  it('lists every command, and the exit codes, read from EXIT', async () => {
+    const { code, stdout } = await cli(['--help']);
+    expect(code).toBe(0);
+    for (const command of COMMANDS) expect(stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
+    for (const exit of Object.values(EXIT)) expect(stdout).toMatch(new RegExp(`^  ${exit}  \\S`, 'm'));
+  });
+
+  it.each(COMMANDS)('of %s shows the global options, examples and exit codes', async (command) => {
+    const { code, stdout } = await cli([command, '--help']);
+    expect(code).toBe(0);
+    expect(stdout).toContain('Global Options:');
+    expect(stdout).toMatch(/--config <path>/);
+    expect(stdout).toMatch(/--log-format <format>/);
+    expect(stdout).toMatch(/\nExamples:\n {2}\S/);
+    expect(stdout).toMatch(/\nExit codes:\n {2}0 {2}\S/);
+    expect(stdout).toMatch(/^ {2}2 {2}/m);
+  });
+
+  it.each(['once', 'plan', 'rotate', 'validate', 'daemon'])('of %s names the service settings it needs', async (command) => {
+    const { stdout } = await cli([command, '--help']);
+    for (const variable of ['ROTATOR_API_URL', 'ROTATOR_OAUTH_CLIENT_ID', 'ROTATOR_STATE_DIR', 'ROTATOR_LOG_LEVEL']) {
+      expect(stdout).toContain(`  ${variable} `);
+    }
+    expect(stdout).toContain('NAME_FILE');
+    for (const exit of Object.values(EXIT)) expect(stdout).toMatch(new RegExp(`^  ${exit}  \\S`, 'm'));
+  });
+
+  it('of status names the state settings, not the service ones it does not read', async () => {
+    const { stdout } = await cli(['status', '--help']);
+    expect(stdout).toContain('  ROTATOR_STATE_DIR ');
+    expect(stdout).not.toContain('ROTATOR_API_URL');
+    expect(stdout).not.toContain('ROTATOR_OAUTH');
+  });
+
+  it('of daemon names its listener, in every form it takes', async () => {
+    const { stdout } = await cli(['daemon', '--help']);
+    expect(stdout).toMatch(/ROTATOR_LISTEN +the daemon listener, HOST:PORT, :PORT or PORT/);
+    expect(stdout).toContain('--listen :9464');
+  });
+});
