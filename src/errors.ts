@@ -277,6 +277,11 @@ export class VerifyFailedError extends RotatorError {
   static override readonly code: RotatorErrorCode = 'ERR_VERIFY_FAILED';
 }
 
+/** A failure of something every token needs (the service or the authorization server), not of this token. */
+export function sharedFailure(error: unknown): boolean {
+  return error instanceof RotatorError && error.dependencyFailure !== undefined;
+}
+
 /** The state store is unreadable or was written by something else; never silently reset. */
 export class StateError extends RotatorError {
   static override readonly code: RotatorErrorCode = 'ERR_STATE';

@@ -1,6 +1,7 @@
 import pLimit from 'p-limit';
 
 import type { Policy } from '../config/types.js';
+import { sharedFailure } from '../errors.js';
 import type { DriftFinding } from '../policy/sink-drift.js';
 import { assessToken } from './assess-token.js';
 import type { RotationDeps } from './deps.js';
@@ -73,7 +74,8 @@ export async function planAll(
             ...(sinks.drift.length > 0 ? { drift: sinks.drift } : {}),
           };
         } catch (error) {
-          deps.logger.error({ tokenName: policyToken.name, err: error }, 'check failed');
+          if (sharedFailure(error)) deps.logger.warn({ tokenName: policyToken.name }, `not checked: ${(error as Error).message}`);
+          else deps.logger.error({ tokenName: policyToken.name, err: error }, 'check failed');
           return {
             name: policyToken.name,
             id: policyToken.id,

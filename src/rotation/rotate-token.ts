@@ -6,7 +6,9 @@ import {
   NameLockedError,
   OrphanedTokenError,
   RegenerateAnswerUnusableError,
+  type RotatorError,
   SecretHeldError,
+  sharedFailure,
   SinkError,
   StagingFailedError,
   UNEXPECTED_ERROR_CODE,
@@ -105,6 +107,9 @@ export async function rotateToken(policy: TokenPolicy, deps: RotationDeps, optio
         ctx.log.warn({ step: 'regenerate' }, error.message);
         const { error: _refusal, ...rest } = outcome;
         outcome = { ...rest, action: 'interrupted', reason: error.message };
+      } else if (sharedFailure(error)) {
+        // Every name gets this same failure; the command says it once, with what to check.
+        ctx.log.warn({ causeClass: (error as RotatorError).causeClass }, `not checked: ${summary.message}`);
       } else if (!interruptible(options, outcome)) {
         ctx.log.error({ err: error }, 'rotation failed');
       }

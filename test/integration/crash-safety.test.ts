@@ -183,6 +183,7 @@ describe('crash-safe rotation', () => {
       { step: 'staged', regenerated: 1, orphans: 0, exit: 0, note: 'after staging: delivered without regenerating' },
       { step: 'written', regenerated: 1, orphans: 0, exit: 0, note: 'a sink has it, the journal does not say so yet: written again' },
       { step: 'delivered', regenerated: 1, orphans: 0, exit: 0, note: 'after the first sink: the second gets the same secret' },
+      { step: 'verifying', regenerated: 1, orphans: 0, exit: 0, note: 'every sink has it, not yet verified: verified, then committed' },
       { step: 'committed', regenerated: 1, orphans: 0, exit: 0, note: 'after the commit: the entry is only erased' },
     ])('killed at $step ($note)', async ({ step, regenerated, orphans, exit }) => {
       const token = fx.emulator.store.add({ name: `crash-${step}`, expiresAt: inDays(1) });
