@@ -19,7 +19,16 @@ function runCli(args: string[], cwd: string): Promise<{ code: number; stdout: st
     execFile(
       process.execPath,
       [CLI, ...args],
-      { cwd, env: { PATH: process.env.PATH ?? '', ROTATOR_LOG_LEVEL: 'warn' } },
+      {
+        cwd,
+        env: {
+          PATH: process.env.PATH ?? '',
+          ROTATOR_LOG_LEVEL: 'warn',
+          // Its stderr is a pipe to the demo: logs as the demo's own terminal would show them.
+          ROTATOR_LOG_FORMAT: process.stderr.isTTY ? 'pretty' : 'json',
+          ...(process.env.NO_COLOR ? { NO_COLOR: process.env.NO_COLOR } : {}),
+        },
+      },
       (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
   });
