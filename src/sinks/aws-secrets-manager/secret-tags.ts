@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 
 import type { StoredTokenMeta, TokenMeta } from '../sink.js';
+import { metadataValues, storedMetadata, type ValueCodec } from './../token-metadata.js';
 
 /** The ownership marker, written on create (and on the first write of an adopted secret). */
 export const MANAGED_BY_TAG = 'managed-by';
@@ -35,6 +36,7 @@ export interface Tag {
  * base64url; so is one that starts with `b64:`, so that reading it back is never ambiguous.
  */
 const ENCODED = 'b64:';
+const TAG_VALUES: ValueCodec = { encode: encodeTagValue, decode: decodeTagValue };
 function encodeTagValue(value: string, what: string): string {
   if (TAG_VALUE.test(value) && !value.startsWith(ENCODED)) return value;
   const encoded = `${ENCODED}${Buffer.from(value, 'utf8').toString('base64url')}`;
@@ -53,11 +55,7 @@ export function desiredTags(policyTags: Record<string, string>, meta: TokenMeta)
   const tags: Record<string, string> = {
     ...policyTags,
     [MANAGED_BY_TAG]: MANAGED_BY,
-    [META_TAGS.tokenName]: encodeTagValue(meta.name, 'token name'),
-    [META_TAGS.tokenId]: encodeTagValue(meta.id, 'token id'),
-    [META_TAGS.expiresAt]: meta.expiresAt ? meta.expiresAt.toISOString() : 'never',
-    [META_TAGS.rotationId]: encodeTagValue(meta.rotationId, 'rotation id'),
-    [META_TAGS.rotatedAt]: meta.rotatedAt.toISOString(),
+    ...metadataValues(meta, META_TAGS, TAG_VALUES),
   };
   return Object.entries(tags).map(([Key, Value]) => ({ Key, Value }));
 }
@@ -73,18 +71,7 @@ export const isMarked = (tags: Record<string, string>): boolean => tags[MANAGED_
 /** The rotation the tags say the secret's value came from; undefined when they do not say. */
 export const taggedRotationId = (tags: Record<string, string>): string | undefined => decodeTagValue(tags[META_TAGS.rotationId]);
 
-export function storedMeta(tags: Record<string, string>): StoredTokenMeta {
-  const id = decodeTagValue(tags[META_TAGS.tokenId]);
-  const expiresAt = tags[META_TAGS.expiresAt];
-  const rotationId = taggedRotationId(tags);
-  const rotatedAt = tags[META_TAGS.rotatedAt];
-  return {
-    ...(id ? { id } : {}),
-    ...(expiresAt ? { expiresAt: expiresAt === 'never' ? null : expiresAt } : {}),
-    ...(rotationId ? { rotationId } : {}),
-    ...(rotatedAt ? { rotatedAt } : {}),
-  };
-}
+export const storedMeta = (tags: Record<string, string>): StoredTokenMeta => storedMetadata(tags, META_TAGS, TAG_VALUES);
 
 /**
  * How many versions one rotation may add to a secret: the first holds its secret; another is added

@@ -11,6 +11,7 @@ import { maskTokenLike } from '../../http/remote-text.js';
 import type { Logger } from '../../log/logger.js';
 import { Secret } from '../../secret.js';
 import type { SinkClient, SinkOpenContext, StoredTokenMeta, TokenMeta } from '../sink.js';
+import { metadataValues, storedMetadata } from './../token-metadata.js';
 import {
   type AzureKeyVaultSinkConfig,
   describeAzureKeyVaultSecret,
@@ -239,11 +240,7 @@ function versionTags(config: AzureKeyVaultSinkConfig, meta: TokenMeta): Record<s
   const tags: Record<string, string> = {
     ...config.tags,
     [MANAGED_BY_TAG]: MANAGED_BY,
-    [META_TAGS.tokenName]: meta.name,
-    [META_TAGS.tokenId]: meta.id,
-    [META_TAGS.expiresAt]: meta.expiresAt ? meta.expiresAt.toISOString() : 'never',
-    [META_TAGS.rotationId]: meta.rotationId,
-    [META_TAGS.rotatedAt]: meta.rotatedAt.toISOString(),
+    ...metadataValues(meta, META_TAGS),
   };
   for (const [key, value] of Object.entries(tags)) {
     if (value.length > MAX_TAG_VALUE) {
@@ -308,15 +305,7 @@ function expiry(meta: TokenMeta): { expiresOn?: Date } {
   return { expiresOn: meta.expiresAt };
 }
 
-function storedMeta(tags: Record<string, string>): StoredTokenMeta {
-  const expiresAt = tags[META_TAGS.expiresAt];
-  return {
-    ...(tags[META_TAGS.tokenId] ? { id: tags[META_TAGS.tokenId] } : {}),
-    ...(expiresAt ? { expiresAt: expiresAt === 'never' ? null : expiresAt } : {}),
-    ...(tags[META_TAGS.rotationId] ? { rotationId: tags[META_TAGS.rotationId] } : {}),
-    ...(tags[META_TAGS.rotatedAt] ? { rotatedAt: tags[META_TAGS.rotatedAt] } : {}),
-  };
-}
+const storedMeta = (tags: Record<string, string>): StoredTokenMeta => storedMetadata(tags, META_TAGS);
 
 /**
  * The Azure SDK logs nothing unless AZURE_LOG_LEVEL (or DEBUG=azure*) is set, and then writes to

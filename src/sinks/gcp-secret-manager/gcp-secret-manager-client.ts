@@ -4,6 +4,7 @@ import { GoogleAuth, loggingUtils } from 'google-gax';
 import { SinkError } from '../../errors.js';
 import { Secret } from '../../secret.js';
 import type { SinkClient, SinkOpenContext, StoredTokenMeta, TokenMeta } from '../sink.js';
+import { metadataValues, storedMetadata } from './../token-metadata.js';
 import { crc32c } from './crc32c.js';
 import {
   describeGcpSecretManager as describe,
@@ -451,24 +452,11 @@ function refuseReplication(config: GcpSecretManagerSinkConfig, existing: ApiSecr
 }
 
 function annotationsFor(meta: TokenMeta, version: number): Record<string, string> {
-  return {
-    [ANNOTATIONS.tokenName]: meta.name,
-    [ANNOTATIONS.tokenId]: meta.id,
-    [ANNOTATIONS.expiresAt]: meta.expiresAt ? meta.expiresAt.toISOString() : 'never',
-    [ANNOTATIONS.rotationId]: meta.rotationId,
-    [ANNOTATIONS.rotatedAt]: meta.rotatedAt.toISOString(),
-    [ANNOTATIONS.version]: String(version),
-  };
+  return { ...metadataValues(meta, ANNOTATIONS), [ANNOTATIONS.version]: String(version) };
 }
 
 /** The metadata of the latest version; none when the annotations describe another version (or none). */
 function storedMeta(annotations: Record<string, string>, latestVersion: number): StoredTokenMeta {
   if (annotations[ANNOTATIONS.version] !== String(latestVersion)) return {};
-  const expiresAt = annotations[ANNOTATIONS.expiresAt];
-  return {
-    ...(annotations[ANNOTATIONS.tokenId] ? { id: annotations[ANNOTATIONS.tokenId] } : {}),
-    ...(expiresAt ? { expiresAt: expiresAt === 'never' ? null : expiresAt } : {}),
-    ...(annotations[ANNOTATIONS.rotationId] ? { rotationId: annotations[ANNOTATIONS.rotationId] } : {}),
-    ...(annotations[ANNOTATIONS.rotatedAt] ? { rotatedAt: annotations[ANNOTATIONS.rotatedAt] } : {}),
-  };
+  return storedMetadata(annotations, ANNOTATIONS);
 }

@@ -1,6 +1,7 @@
 import { SinkError } from '../../errors.js';
 import { Secret } from '../../secret.js';
 import type { SinkClient, SinkOpenContext, StoredTokenMeta, TokenMeta } from '../sink.js';
+import { metadataValues, storedMetadata } from './../token-metadata.js';
 import { connectionKey, type VaultAnswer, vaultErrors, VaultSession } from './vault-http.js';
 import { dataPath, describeVaultSecret, metadataPath, type VaultSinkConfig } from './vault-sink-config.js';
 
@@ -334,11 +335,7 @@ function foreignReason(config: VaultSinkConfig, current: KvState): string | unde
 function customMetadataFor(meta: TokenMeta): Record<string, string> {
   return {
     [CUSTOM_METADATA.managedBy]: MANAGED_BY,
-    [CUSTOM_METADATA.tokenName]: meta.name,
-    [CUSTOM_METADATA.tokenId]: meta.id,
-    [CUSTOM_METADATA.expiresAt]: meta.expiresAt ? meta.expiresAt.toISOString() : 'never',
-    [CUSTOM_METADATA.rotationId]: meta.rotationId,
-    [CUSTOM_METADATA.rotatedAt]: meta.rotatedAt.toISOString(),
+    ...metadataValues(meta, CUSTOM_METADATA),
   };
 }
 
@@ -350,15 +347,7 @@ function describesCurrent(current: KvState, wanted: Record<string, string>): boo
   );
 }
 
-function parseMeta(custom: Record<string, string>): StoredTokenMeta {
-  const expiresAt = custom[CUSTOM_METADATA.expiresAt];
-  return {
-    ...(custom[CUSTOM_METADATA.tokenId] ? { id: custom[CUSTOM_METADATA.tokenId] } : {}),
-    ...(expiresAt ? { expiresAt: expiresAt === 'never' ? null : expiresAt } : {}),
-    ...(custom[CUSTOM_METADATA.rotationId] ? { rotationId: custom[CUSTOM_METADATA.rotationId] } : {}),
-    ...(custom[CUSTOM_METADATA.rotatedAt] ? { rotatedAt: custom[CUSTOM_METADATA.rotatedAt] } : {}),
-  };
-}
+const parseMeta = (custom: Record<string, string>): StoredTokenMeta => storedMetadata(custom, CUSTOM_METADATA);
 
 function writeHint(answer: VaultAnswer): string {
   const errors = vaultErrors(answer.body).join(' ');
