@@ -106,7 +106,12 @@ describe('token-rotator daemon (a real process)', () => {
     });
     const { child, done } = daemon();
     const labels = 'token="kept",sink="file secrets/kept.token"';
-    await eventually(async () => ((await get('/readyz')).status === 200 ? true : undefined), 'readiness');
+    // Its first check done (the name recorded, the sink adopted), so that what follows is drift and not a first delivery.
+    await eventually(
+      async () =>
+        (metric((await get('/metrics')).text, 'token_rotator_checks_total', 'token="kept",result="success"') ?? 0) >= 1 ? true : undefined,
+      'the first check',
+    );
     await rm(join(fx.dir, 'secrets/kept.token'));
     const drifted = await eventually(async () => {
       const text = (await get('/metrics')).text;
