@@ -10,23 +10,53 @@ const knownSecretValues = new Set<string>();
 const MAX_KNOWN_SECRETS = 1000;
 /** Shorter values would make scrubbing replace ordinary words. */
 const MIN_SCRUB_LENGTH = 8;
+/**
+ * The known values by their first MIN_SCRUB_LENGTH characters. Every log line is scrubbed: with a
+ * thousand known values, asking the line for each one costs more than the line is worth, while
+ * looking up each position of the line in this index costs the line's length.
+ */
+const byPrefix = new Map<string, Set<string>>();
+/** Up to this many known values, asking the line for each is the cheaper way. */
+const INDEX_FROM = 32;
 
 function remember(value: string): void {
   if (value.length < MIN_SCRUB_LENGTH) return;
   knownSecretValues.delete(value);
   knownSecretValues.add(value);
+  const prefix = value.slice(0, MIN_SCRUB_LENGTH);
+  byPrefix.set(prefix, (byPrefix.get(prefix) ?? new Set()).add(value));
   if (knownSecretValues.size > MAX_KNOWN_SECRETS) {
     const oldest = knownSecretValues.values().next().value;
-    if (oldest !== undefined) knownSecretValues.delete(oldest);
+    if (oldest !== undefined) forget(oldest);
   }
+}
+
+function forget(value: string): void {
+  knownSecretValues.delete(value);
+  const prefix = value.slice(0, MIN_SCRUB_LENGTH);
+  const bucket = byPrefix.get(prefix);
+  bucket?.delete(value);
+  if (bucket?.size === 0) byPrefix.delete(prefix);
+}
+
+/** The known values that occur in `text`. */
+function valuesIn(text: string): string[] {
+  if (knownSecretValues.size <= INDEX_FROM) return [...knownSecretValues].filter((value) => text.includes(value));
+  const found = new Set<string>();
+  for (let at = 0; at + MIN_SCRUB_LENGTH <= text.length; at++) {
+    const bucket = byPrefix.get(text.slice(at, at + MIN_SCRUB_LENGTH));
+    if (bucket) for (const value of bucket) if (text.startsWith(value, at)) found.add(value);
+  }
+  return [...found];
 }
 
 /** Replaces every known secret value in `text`. The last line of defence, not the first. */
 export function scrubSecrets(text: string): string {
+  const found = valuesIn(text);
+  if (found.length === 0) return text;
+  // Longest first: a secret that contains another is replaced whole.
   let out = text;
-  for (const value of knownSecretValues) {
-    if (out.includes(value)) out = out.split(value).join(REDACTED);
-  }
+  for (const value of found.sort((a, b) => b.length - a.length)) out = out.split(value).join(REDACTED);
   return out;
 }
 

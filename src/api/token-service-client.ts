@@ -1,3 +1,6 @@
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+
 import got, { type Got, type PlainResponse } from 'got';
 
 import type { AccessTokenSource } from '../auth/access-token-source.js';
@@ -9,6 +12,7 @@ import { limitResponseSize } from '../http/response-size.js';
 import type { Logger } from '../log/logger.js';
 import type { RotationTimes } from '../policy/rotation-times.js';
 import { Secret } from '../secret.js';
+import { type RateLimitPacer, rateLimitPacer } from './rate-limit-pacer.js';
 import { retryDelayMs } from './retry-delay.js';
 import { parseExpiry, readRegenerateAnswer, type ServiceToken, tokenBodySchema } from './service-token.js';
 import { traceIdOf, translateApiError } from './translate-error.js';
@@ -42,6 +46,8 @@ export interface TokenServiceClientOptions {
   onResponse?: (op: ApiOperation, status: number | 'error') => void;
   /** Told of every answer's `Date` header, to keep the service's clock. */
   onServiceDate?: (dateHeader: string | undefined) => void;
+  /** Paces requests by the service's rate limit headers; one per client by default. */
+  pacer?: RateLimitPacer;
 }
 
 export interface TokenServiceClient {
@@ -60,6 +66,8 @@ interface RequestContext extends Record<string, unknown> {
   retryDelayMs?: number;
   accessToken?: Secret;
   authRetried?: boolean;
+  /** This try's place in the pacer's order (see `rateLimitPacer`). */
+  sent?: number;
   /**
    * The network error code of the last try that got no answer. An object, because got copies the
    * context for each try: Node >= 24.20 ends the retry with a bare error that lost it (got#2469).
@@ -75,14 +83,25 @@ function redirectRefused(op: ApiOperation, subject: string, response: PlainRespo
   return `${op} ${subject}: the service answered ${describeRedirect(response)}, not followed: credentials never leave ROTATOR_API_URL's origin${trace}`;
 }
 
+/**
+ * Connections are kept open between requests: a new TCP (and TLS) connection per request cost a
+ * round trip or three each. An idle one is closed after a few seconds, and a little before the
+ * time the server says it keeps it (`Keep-Alive: timeout=N`), so that a request is not sent on a
+ * connection the server is closing: Node's own margin (1 s) would make a server that keeps
+ * connections 1 s never reuse one. Free sockets do not keep the process alive.
+ */
+const KEEP_ALIVE = { keepAlive: true, timeout: 4000, agentKeepAliveTimeoutBuffer: 250, scheduling: 'lifo' } as const;
+
 /** The token service API (v2) over got: both endpoints, auth, retries, error translation. */
 export function createTokenServiceClient(options: TokenServiceClientOptions): TokenServiceClient {
   const { auth, clock, logger } = options;
   const random = options.random ?? Math.random;
   const base = new URL(options.apiUrl.href.endsWith('/') ? options.apiUrl.href : `${options.apiUrl.href}/`);
+  const pacer = options.pacer ?? rateLimitPacer(clock);
 
   const http: Got = got.extend({
     prefixUrl: new URL('v2/', base).href,
+    agent: { http: new HttpAgent(KEEP_ALIVE), https: new HttpsAgent(KEEP_ALIVE) },
     timeout: { request: options.timeoutMs },
     responseType: 'text',
     headers: { 'user-agent': USER_AGENT, accept: 'application/json', ...(options.orgId ? { 'x-axiom-org-id': options.orgId } : {}) },
@@ -123,11 +142,20 @@ export function createTokenServiceClient(options: TokenServiceClientOptions): To
           const token = await auth.getAccessToken();
           context.accessToken = token;
           request.headers.authorization = `Bearer ${token.reveal()}`;
+          // Last, right before it goes: waits while the service's rate limit budget is spent.
+          context.sent = await pacer.beforeSend(request.signal ?? undefined, (waitMs) => {
+            const fields = { op: context.op, id: context.id, waitMs };
+            logger.info(
+              fields,
+              `rate limit of the token service spent; holding back ${(waitMs / 1000).toFixed(1)} s until its window turns (${context.op} of token ${context.id})`,
+            );
+          });
         },
       ],
       afterResponse: [
         (response, retryWithMergedOptions) => {
           const context = response.request.options.context as RequestContext;
+          if (context.sent !== undefined) pacer.observe(context.sent, response.headers);
           options.onResponse?.(context.op, response.statusCode);
           options.onServiceDate?.(response.headers.date);
           logger.debug({ op: context.op, status: response.statusCode, traceId: traceIdOf(response.headers) }, 'token service answered');
@@ -140,13 +168,18 @@ export function createTokenServiceClient(options: TokenServiceClientOptions): To
       ],
       beforeError: [
         (error) => {
-          if (!error.response) options.onResponse?.((error.options.context as RequestContext).op, 'error');
+          const context = error.options.context as RequestContext;
+          if (!error.response) {
+            options.onResponse?.(context.op, 'error');
+            if (context.sent !== undefined) pacer.observe(context.sent, undefined);
+          }
           return error;
         },
       ],
       beforeRetry: [
         (error, retryCount) => {
-          const { op, id, retryDelayMs: waitMs } = error.options.context as RequestContext;
+          const { op, id, retryDelayMs: waitMs, sent } = error.options.context as RequestContext;
+          if (!error.response && sent !== undefined) pacer.observe(sent, undefined);
           const status = error.response?.statusCode;
           const wait = waitMs === undefined ? 'a moment' : `${(waitMs / 1000).toFixed(1)} s`;
           const fields = { op, id, status, code: error.code, retry: retryCount, waitMs };

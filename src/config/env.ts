@@ -234,6 +234,9 @@ export function readServiceSettings(env: Env): ServiceSettings {
   return { apiUrl, auth, orgId: env.ROTATOR_ORG_ID || undefined };
 }
 
+/** `ROTATOR_CONCURRENCY` when not set (see readLocalSettings). */
+export const DEFAULT_CONCURRENCY = 16;
+
 /** Everything but the service: state, logging, limits. Every problem thrown together. */
 export function readLocalSettings(env: Env, cwd: string, policyDir: string = cwd): LocalSettings {
   const issues: ConfigIssue[] = [];
@@ -245,7 +248,12 @@ export function readLocalSettings(env: Env, cwd: string, policyDir: string = cwd
       issues.push({ path: 'env.ROTATOR_HTTP_TIMEOUT', message: 'must be a duration from 1s to 10m, such as 30s' });
     else httpTimeoutMs = parsed.ms;
   }
-  const concurrency = positiveInteger(env, 'ROTATOR_CONCURRENCY', 4, 64, issues);
+  // Names handled at once. A rotation is three requests in a row (check, regenerate, verify), so
+  // what a run takes is mostly round trips: 16 lanes hide them. The service's rate limit
+  // (X-RateLimit-Limit, per minute) is kept by pacing every request by its headers, shared by all
+  // lanes (src/api/rate-limit-pacer.ts), not by a low concurrency: under a tight limit the lanes wait
+  // for X-RateLimit-Reset together, under a generous one they never wait.
+  const concurrency = positiveInteger(env, 'ROTATOR_CONCURRENCY', DEFAULT_CONCURRENCY, 64, issues);
   let stateKey: KeyObject | undefined;
   if (present(env, 'ROTATOR_STATE_KEY')) {
     const parsed = parseStateKey(env.ROTATOR_STATE_KEY!);

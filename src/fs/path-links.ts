@@ -4,7 +4,9 @@ import { basename, dirname, join, parse, resolve, sep } from 'node:path';
 
 /**
  * Symbolic links on the way to a file, and where a path really leads. Sync for policy parsing,
- * which is sync; async for writes, so that a slow file system does not stall the daemon.
+ * which is sync, and for reads and writes of sinks: each call is an lstat of microseconds, and a
+ * round trip through the thread pool per path component cost many times that for every token.
+ * The async forms remain for callers that must not block on a file system that may hang.
  */
 
 export interface PathLink {
@@ -28,24 +30,57 @@ function componentPaths(path: string): string[] {
  * Every symbolic link among the existing components of the absolute `path`, the last included.
  * The walk ends where a component cannot be seen (missing, or in a folder this user cannot read).
  */
-export function linksInPathSync(path: string): PathLink[] {
+export function linksInPathSync(path: string, folders?: FolderLinks): PathLink[] {
   const links: PathLink[] = [];
-  for (const at of componentPaths(path)) {
-    try {
-      if (lstatSync(at).isSymbolicLink()) links.push({ path: at, target: readlinkSync(at) });
-    } catch {
-      break;
-    }
+  const components = componentPaths(path);
+  for (const [i, at] of components.entries()) {
+    // What a folder is does not change within one look at many paths: each is looked at once.
+    const cached = i < components.length - 1 ? folders?.get(at) : undefined;
+    const found = cached ?? lookAt(at);
+    if (cached === undefined && i < components.length - 1) folders?.set(at, found);
+    if (found === 'unseen') break;
+    if (found) links.push(found);
   }
   return links;
 }
 
-/** The first symbolic link among the existing components of the absolute `path`, if any. */
+/** The folders on the way to many paths, as found: a link, not a link (null), or not to be seen. */
+export type FolderLinks = Map<string, PathLink | null | 'unseen'>;
+
+function lookAt(at: string): PathLink | null | 'unseen' {
+  try {
+    return lstatSync(at).isSymbolicLink() ? { path: at, target: readlinkSync(at) } : null;
+  } catch {
+    return 'unseen';
+  }
+}
+
+/**
+ * The first symbolic link among the existing components of the absolute `path`, if any. Without
+ * blocking the thread: for a file system that may be slow (a network share).
+ */
 export async function firstLinkInPath(path: string): Promise<PathLink | undefined> {
   for (const at of componentPaths(path)) {
     const stats = await lstat(at).catch(() => undefined);
     if (!stats) return undefined;
     if (stats.isSymbolicLink()) return { path: at, target: await readlink(at) };
+  }
+  return undefined;
+}
+
+/**
+ * As `firstLinkInPath`, synchronously: an lstat of a local path takes microseconds, a round trip
+ * through the thread pool for each component many times that.
+ */
+export function firstLinkInPathSync(path: string): PathLink | undefined {
+  for (const at of componentPaths(path)) {
+    let stats;
+    try {
+      stats = lstatSync(at);
+    } catch {
+      return undefined;
+    }
+    if (stats.isSymbolicLink()) return { path: at, target: readlinkSync(at) };
   }
   return undefined;
 }

@@ -31,7 +31,7 @@ describe('readSettings', () => {
     expect(settings.auth).toMatchObject({ kind: 'oauth', clientId: 'rotator', method: 'client_secret_basic' });
     expect(settings.stateDir).toBe('/work/.token-rotator');
     expect(settings.httpTimeoutMs).toBe(30_000);
-    expect(settings.concurrency).toBe(4);
+    expect(settings.concurrency).toBe(16);
   });
 
   it('keeps the client secret out of anything printable', () => {

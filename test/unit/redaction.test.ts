@@ -72,4 +72,13 @@ describe('scrubSecrets', () => {
     new Secret('abc');
     expect(scrubSecrets('abc is fine')).toBe('abc is fine');
   });
+
+  it('finds every one of many known values anywhere in a line, a longer one containing a shorter one whole', () => {
+    const many = Array.from({ length: 300 }, (_, i) => new Secret(`xaat-many-${i}-${'q'.repeat(i % 7)}`).reveal());
+    const outer = new Secret('prefix-xaat-many-7-qqqqqqq-suffix').reveal();
+    const line = `start ${many[0]} middle ${many[299]}|${many[150]}${outer} end ${many[42]}`;
+    const scrubbed = scrubSecrets(line);
+    expect(scrubbed).toBe('start [REDACTED] middle [REDACTED]|[REDACTED][REDACTED] end [REDACTED]');
+    for (const value of many) expect(scrubSecrets(`a ${value}`)).toBe('a [REDACTED]');
+  });
 });

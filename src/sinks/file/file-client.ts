@@ -1,10 +1,11 @@
 import { constants } from 'node:fs';
-import { access, readFile, stat } from 'node:fs/promises';
+import { access, stat } from 'node:fs/promises';
 import { dirname, relative } from 'node:path';
 
 import { SinkError } from '../../errors.js';
 import { RefusedWriteError, writeFileAtomic } from '../../fs/atomic-write.js';
-import { firstLinkInPath, realLocation } from '../../fs/path-links.js';
+import { firstLinkInPathSync, realLocationSync } from '../../fs/path-links.js';
+import { readFileNowIfExists } from '../../fs/read-file-now.js';
 import type { SinkClient } from '../sink.js';
 import { parseFileContent, renderFile } from './file-format.js';
 import type { FileSinkConfig } from './file-sink-config.js';
@@ -23,7 +24,7 @@ export function fileSinkClient(): SinkClient<FileSinkConfig> {
         throw new SinkError(`cannot write ${describe(config)}: ${(error as Error).message}`, { cause: error });
       }
       try {
-        const target = await destination(config, 'write');
+        const target = destination(config, 'write');
         signal?.throwIfAborted();
         return await writeFileAtomic(target, content, { mode: config.mode });
       } catch (error) {
@@ -34,20 +35,20 @@ export function fileSinkClient(): SinkClient<FileSinkConfig> {
 
     async read(config, { signal }) {
       signal?.throwIfAborted();
-      let text: string;
+      let text: string | undefined;
       try {
-        text = await readFile(await destination(config, 'read'), 'utf8');
+        text = readFileNowIfExists(destination(config, 'read'), 'utf8');
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
         throw new SinkError(`cannot read ${describe(config)}: ${describeFsError(error, config.path)}`, { cause: error });
       }
-      return parseFileContent(config.format, text, config.envKey);
+      return text === undefined ? undefined : parseFileContent(config.format, text, config.envKey);
     },
 
     async preflight(config, { signal }) {
       signal?.throwIfAborted();
       try {
-        await writable(await destination(config, 'write'));
+        await writable(destination(config, 'write'));
       } catch (error) {
         throw new SinkError(`cannot write ${describe(config)}: ${describeFsError(error, config.path)}`, { cause: error });
       }
@@ -61,9 +62,9 @@ export function fileSinkClient(): SinkClient<FileSinkConfig> {
  * Checked again at every read and write: the path may have changed since the policy was read.
  * Following links means writing at the real location, so the temporary file and the rename are there.
  */
-async function destination(config: FileSinkConfig, verb: 'read' | 'write'): Promise<string> {
-  if (config.allowSymlinks) return realLocation(config.path);
-  const link = await firstLinkInPath(config.path);
+function destination(config: FileSinkConfig, verb: 'read' | 'write'): string {
+  if (config.allowSymlinks) return realLocationSync(config.path);
+  const link = firstLinkInPathSync(config.path);
   if (link) {
     throw new RefusedWriteError(
       `${link.path} is a symbolic link to ${link.target}; refusing to ${verb} through it (set allowSymlinks: true on the sink to follow links)`,

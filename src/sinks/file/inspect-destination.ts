@@ -1,7 +1,7 @@
 import { lstatSync } from 'node:fs';
 
 import type { ConfigIssue } from '../../errors.js';
-import { linksInPathSync, type PathLink, realLocationSync } from '../../fs/path-links.js';
+import { type FolderLinks, linksInPathSync, type PathLink, realLocationSync } from '../../fs/path-links.js';
 
 export interface Destination {
   /** Where writes land, links resolved: the identity of the destination. */
@@ -15,7 +15,7 @@ export interface Destination {
  */
 export function inspectDestination(path: string, allowSymlinks: boolean): Destination {
   const issues: ConfigIssue[] = [];
-  const links = linksInPathSync(path);
+  const links = linksInPathSync(path, foldersOfThisParse());
   if (links.length > 0 && !allowSymlinks) issues.push({ path: 'path', message: refusedLinks(links) });
 
   const realPath = realLocationSync(path);
@@ -25,6 +25,20 @@ export function inspectDestination(path: string, allowSymlinks: boolean): Destin
   else if (existing?.isDirectory()) issues.push({ path: 'path', message: `${path} is a folder; path must name a file` });
   else if (existing && !existing.isFile()) issues.push({ path: 'path', message: `${path} exists and is not a regular file` });
   return { realPath, issues };
+}
+
+/**
+ * The folders looked at while one policy is parsed (synchronously, in one turn of the event loop):
+ * a policy of n sinks in one folder looks at that folder's ancestors once, not n times. Forgotten at
+ * the next turn, so that a policy read again (a reload) looks again.
+ */
+let folders: FolderLinks | undefined;
+function foldersOfThisParse(): FolderLinks {
+  if (!folders) {
+    folders = new Map();
+    setImmediate(() => (folders = undefined)).unref();
+  }
+  return folders;
 }
 
 /** A link can send the secret to a place that nobody reviewing the policy sees. */

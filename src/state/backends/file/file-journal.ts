@@ -1,8 +1,9 @@
-import { open, readdir, unlink } from 'node:fs/promises';
+import { readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { StateError } from '../../../errors.js';
 import { removeCrashLeftovers } from '../../../fs/atomic-write.js';
+import { syncFolder } from '../../../fs/folder-sync.js';
 import type { Journal } from '../../journal.js';
 import { JOURNAL_VERSION, type JournalEntry, journalEntrySchema } from '../../journal-entry.js';
 import type { RecordKind } from '../../record-codec.js';
@@ -41,12 +42,7 @@ export function fileJournal(dir: string): Journal {
         throw new StateError(`cannot erase journal entry ${fileOf(name)}: ${(error as NodeJS.ErrnoException).code}`);
       }
       // Make the erasure durable too: a resurrected entry would deliver an old secret again.
-      const handle = await open(folder, 'r');
-      try {
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
+      await syncFolder(folder);
     },
 
     async names() {

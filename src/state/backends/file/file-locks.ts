@@ -5,8 +5,18 @@ import { join } from 'node:path';
 
 import type { Clock } from '../../../clock.js';
 import { LockLostError } from '../../../errors.js';
+import { forgetCrashLeftoverListings } from '../../../fs/atomic-write.js';
 import type { HeldLock, LockHolder, NameLocks } from '../../name-locks.js';
-import { createRecord, DEBRIS_NAME, type LockOwner, type LockRecord, readRecord, removeIfUnchanged, touchIfOwned } from './lock-record.js';
+import {
+  createRecord,
+  DEBRIS_NAME,
+  type LockOwner,
+  type LockRecord,
+  readRecord,
+  readRecordSync,
+  removeIfUnchanged,
+  touchIfOwned,
+} from './lock-record.js';
 import { currentProcessIdentity, type ProcessIdentity, processIsAlive, sharesPidNamespace } from './process-identity.js';
 
 export type { LockOwner } from './lock-record.js';
@@ -105,7 +115,11 @@ export function fileNameLocks(dir: string, options: LockOptions): NameLocks {
       if (!ours) return await clearGuard(guard);
       try {
         const again = await readRecord(file);
-        if (again?.raw === judged && abandoned(again)) await removeIfUnchanged(file, judged);
+        if (again?.raw === judged && abandoned(again)) {
+          await removeIfUnchanged(file, judged);
+          // A holder that is gone may have left half-written files beside what it was writing.
+          forgetCrashLeftoverListings();
+        }
         return true;
       } finally {
         await removeIfUnchanged(guard, ours);
@@ -129,15 +143,21 @@ export function fileNameLocks(dir: string, options: LockOptions): NameLocks {
     const beat = () => touchIfOwned(file, owner.nonce, new Date(now()));
     const heartbeat = setInterval(() => void beat().catch(() => undefined), heartbeatMs);
     heartbeat.unref();
+    let released = false;
     return {
+      // A read of a few hundred bytes, synchronously (see readRecord): it runs five times a rotation.
+      // The heartbeat keeps the lock fresh; checking it need not touch it.
       async assertHeld() {
-        const { owned, current } = await beat();
-        if (!owned) throw new LockLostError(lostMessage(name, current));
+        const current = readRecordSync(file);
+        if (!released && current?.owner?.nonce === owner.nonce) return;
+        throw new LockLostError(lostMessage(name, current));
       },
       async release() {
+        if (released) return;
+        released = true;
         clearInterval(heartbeat);
         try {
-          const current = await readRecord(file);
+          const current = readRecordSync(file);
           if (current?.owner?.nonce === owner.nonce) await removeIfUnchanged(file, current.raw);
         } finally {
           heldHere.delete(owner.nonce);
@@ -146,9 +166,29 @@ export function fileNameLocks(dir: string, options: LockOptions): NameLocks {
     };
   }
 
+  let folderMade: Promise<unknown> | undefined;
+  /** Once per process; again only when the folder went away meanwhile. */
+  const makeFolder = () =>
+    (folderMade ??= mkdir(folder, { recursive: true, mode: 0o700 }).catch((error: unknown) => {
+      folderMade = undefined;
+      throw error;
+    }));
+
+  /** The lock record, made once more after making the folder again when it was removed meanwhile. */
+  async function create(file: string, owner: LockOwner): Promise<string | undefined> {
+    try {
+      return await createRecord(file, owner);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      folderMade = undefined;
+      await makeFolder();
+      return createRecord(file, owner);
+    }
+  }
+
   return {
     async acquire(name, { waitMs }) {
-      await mkdir(folder, { recursive: true, mode: 0o700 });
+      await makeFolder();
       // Once per process: debris never blocks a lock (a blocking guard is cleared by takeover), and
       // listing the folder for every name would cost a run over n names n listings.
       debrisCleared ??= clearDebris().catch((error: unknown) => {
@@ -161,7 +201,7 @@ export function fileNameLocks(dir: string, options: LockOptions): NameLocks {
       for (;;) {
         const owner = newOwner();
         heldHere.add(owner.nonce);
-        const created = await createRecord(file, owner).catch((error: unknown) => {
+        const created = await create(file, owner).catch((error: unknown) => {
           heldHere.delete(owner.nonce);
           throw error;
         });

@@ -1,7 +1,6 @@
-import { readFile } from 'node:fs/promises';
-
 import { StateError } from '../../../errors.js';
 import { writeFileAtomic } from '../../../fs/atomic-write.js';
+import { readFileNowIfExists } from '../../../fs/read-file-now.js';
 import { decodeRecord, encodeRecord, type RecordKind } from '../../record-codec.js';
 
 /** One record per file, decoded by the codec every backend shares. Undefined when there is no file. */
@@ -11,14 +10,13 @@ export async function readRecordFile<T extends { name: string }>(
   kind: RecordKind<T>,
   fix: string,
 ): Promise<T | undefined> {
-  let text: string;
+  let text: string | undefined;
   try {
-    text = await readFile(file, 'utf8');
+    text = readFileNowIfExists(file, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new StateError(`cannot read ${kind.what} ${file}: ${(error as NodeJS.ErrnoException).code}`);
   }
-  return decodeRecord(text, name, kind, file, fix);
+  return text === undefined ? undefined : decodeRecord(text, name, kind, file, fix);
 }
 
 /** Atomic, fsync'd, 0600 in 0700 folders. */
