@@ -6,6 +6,7 @@ import { MANAGED_BY, MANAGED_BY_LABEL } from '../../kubernetes/names.js';
 import { Secret } from '../../secret.js';
 import { parseFileContent, renderFile } from '../file/file-format.js';
 import type { SinkClient, SinkOpenContext, StoredTokenMeta, TokenMeta } from '../sink.js';
+import { metadataValues, storedMetadata } from '../token-metadata.js';
 import { describeKubernetesSecret, type KubernetesSecretSinkConfig } from './kubernetes-secret-config.js';
 
 /** Beside the secret, never in it: what drift repair and a lost state are recovered from. */
@@ -136,11 +137,7 @@ function applied(config: KubernetesSecretSinkConfig, content: string, meta: Toke
       labels: { ...config.labels, [MANAGED_BY_LABEL]: MANAGED_BY },
       annotations: {
         ...config.annotations,
-        [ANNOTATIONS.tokenName]: meta.name,
-        [ANNOTATIONS.tokenId]: meta.id,
-        [ANNOTATIONS.expiresAt]: meta.expiresAt ? meta.expiresAt.toISOString() : 'never',
-        [ANNOTATIONS.rotationId]: meta.rotationId,
-        [ANNOTATIONS.rotatedAt]: meta.rotatedAt.toISOString(),
+        ...metadataValues(meta, ANNOTATIONS),
       },
     },
     type: config.secretType,
@@ -148,15 +145,7 @@ function applied(config: KubernetesSecretSinkConfig, content: string, meta: Toke
   };
 }
 
-function storedMeta(annotations: Record<string, string>): StoredTokenMeta {
-  const expiresAt = annotations[ANNOTATIONS.expiresAt];
-  return {
-    ...(annotations[ANNOTATIONS.tokenId] ? { id: annotations[ANNOTATIONS.tokenId] } : {}),
-    ...(expiresAt ? { expiresAt: expiresAt === 'never' ? null : expiresAt } : {}),
-    ...(annotations[ANNOTATIONS.rotationId] ? { rotationId: annotations[ANNOTATIONS.rotationId] } : {}),
-    ...(annotations[ANNOTATIONS.rotatedAt] ? { rotatedAt: annotations[ANNOTATIONS.rotatedAt] } : {}),
-  };
-}
+const storedMeta = (annotations: Record<string, string>): StoredTokenMeta => storedMetadata(annotations, ANNOTATIONS);
 
 /** Kubernetes errors become sink errors naming the Secret; an abort stays an abort. */
 async function guarded<T>(config: KubernetesSecretSinkConfig, call: () => Promise<T>): Promise<T> {
