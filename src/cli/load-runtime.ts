@@ -1,6 +1,5 @@
 import { dirname, resolve } from 'node:path';
 
-import { importClientPrivateKey } from '../auth/private-key.js';
 import { type Env } from '../common/env-variables.js';
 import { checkReferences } from '../common/reference.js';
 import {
@@ -15,14 +14,15 @@ import { loadPolicy } from '../config/load-policy.js';
 import type { Policy } from '../config/types.js';
 import { AuthError, ConfigError, type ConfigIssue } from '../errors.js';
 import { createLogger } from '../log/logger.js';
-import { type NotificationTarget, resolveTargets } from '../notify/notifier.js';
+import type { NotificationTarget } from '../notify/notifier.js';
 import { reloadReferences } from '../reload/registry.js';
 import { sinkReferences } from '../sinks/registry.js';
 import { isStateBackendName, type StateBackendName, stateBackends } from '../state/backends/registry.js';
 import type { StateBackendType } from '../state/state-backend.js';
 import { checkSinkLocations } from './check-sink-locations.js';
+import { DEFAULT_POLICY_PATH } from './policy-path.js';
 
-export const DEFAULT_POLICY_PATH = 'config/rotation.yaml';
+export { DEFAULT_POLICY_PATH };
 
 export interface GlobalOptions {
   config?: string;
@@ -90,6 +90,8 @@ export async function loadRuntime(options: GlobalOptions, io: { env: Env; cwd: s
     const key = service.auth.privateKey;
     await collect(issues, async () => {
       try {
+        // jose, only for a private_key_jwt client.
+        const { importClientPrivateKey } = await import('../auth/private-key.js');
         await importClientPrivateKey(key);
       } catch (error) {
         if (error instanceof AuthError) throw new ConfigError([{ path: 'env.ROTATOR_OAUTH_PRIVATE_KEY', message: error.message }]);
@@ -154,8 +156,11 @@ export async function checkPolicy(
   const issues: ConfigIssue[] = [];
   const policy = await collect(issues, () => loadPolicy(policyPath, { env: context.env }));
   if (policy) {
+    // The notifier (and got, its HTTP client) is loaded only for a policy that has notifications.
     const notifications =
-      context.notifications === false ? { targets: [], issues: [] } : resolveTargets(policy.notifications, context.env, context.cwd);
+      context.notifications === false || policy.notifications.length === 0
+        ? { targets: [], issues: [] }
+        : (await import('../notify/notifier.js')).resolveTargets(policy.notifications, context.env, context.cwd);
     issues.push(...notifications.issues);
     const references = policy.tokens.flatMap((token, t) => [
       ...token.sinks.flatMap((sink, s) => sinkReferences(sink).map((r) => ({ ...r, path: `tokens[${t}].sinks[${s}].${r.path}` }))),

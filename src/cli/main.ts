@@ -1,12 +1,37 @@
 #!/usr/bin/env node
-import { run } from './run.js';
+import { enableCompileCache } from 'node:module';
 
-const code = await run(process.argv.slice(2), {
-  stdin: process.stdin,
-  stdout: process.stdout,
-  stderr: process.stderr,
-  env: process.env,
-  cwd: process.cwd(),
-});
+// Node keeps the compiled code of every module it loads (ours and our dependencies') in a cache
+// folder: NODE_COMPILE_CACHE, else node-compile-cache under the temporary folder. Where that cannot
+// be written (a read-only root filesystem without /tmp), Node compiles as before: nothing fails.
+// It must be on before the modules below are loaded, hence the dynamic import.
+try {
+  enableCompileCache();
+} catch {
+  // An older Node without it, or a folder it cannot create: start without the cache.
+}
+
+const argv = process.argv.slice(2);
+
+/** `--version` alone is answered before the command line parser is even loaded. */
+async function version(): Promise<number> {
+  const { readFileSync } = await import('node:fs');
+  const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  process.stdout.write(`${version}\n`);
+  return 0;
+}
+
+async function command(): Promise<number> {
+  const { run } = await import('./run.js');
+  return run(argv, {
+    stdin: process.stdin,
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+    cwd: process.cwd(),
+  });
+}
+
+const code = argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V') ? await version() : await command();
 // Let stdout drain, then leave even if a keep-alive socket or timer is still open.
 process.stdout.write('', () => process.exit(code));

@@ -5,13 +5,11 @@ import { Argument, Command, CommanderError, Option } from 'commander';
 import { ConfigError, RotatorError } from '../errors.js';
 import { chooseLogOutput, LOG_FORMATS, type LogFormat, setLogOutput } from '../log/logger.js';
 import { scrubSecrets } from '../secret.js';
-import { onceCommand } from './commands/once.js';
-import { planCommand } from './commands/plan.js';
-import { validateCommand } from './commands/validate.js';
 import { completionScript, SHELLS } from './completion.js';
 import { commandHelp, type HelpedCommand, programHelp } from './help/command-help.js';
 import { type CliIo, EXIT } from './io.js';
-import { DEFAULT_POLICY_PATH, type GlobalOptions } from './load-runtime.js';
+import type { GlobalOptions } from './load-runtime.js';
+import { DEFAULT_POLICY_PATH } from './policy-path.js';
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -84,6 +82,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     .description('one pass over every token: rotate the due ones (for a CronJob or by hand)')
     .option('--json', 'print the outcome as JSON')
     .action(async (options: { json?: boolean }) => {
+      const { onceCommand } = await import('./commands/once.js');
       exitCode = await onceCommand({ ...global(), ...options }, io);
     });
 
@@ -92,6 +91,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     .description('show what once would do now, changing nothing')
     .option('--json', 'print a JSON array of {name, id, expiresAt, action, reason, dueAt}')
     .action(async (options: { json?: boolean }) => {
+      const { planCommand } = await import('./commands/plan.js');
       exitCode = await planCommand({ ...global(), ...options }, io);
     });
 
@@ -141,6 +141,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     .option('--online', 'also check the state, the service, every sink and every reload, without writing anything (exit 1 when one fails)')
     .option('--json', 'print what was checked as JSON')
     .action(async (options: { online?: boolean; json?: boolean }) => {
+      const { validateCommand } = await import('./commands/validate.js');
       exitCode = await validateCommand({ ...global(), ...options }, io);
     });
 

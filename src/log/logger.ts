@@ -1,10 +1,20 @@
-import { type DestinationStream, type Logger as PinoLogger, pino } from 'pino';
-import { PinoPretty } from 'pino-pretty';
+import { createRequire } from 'node:module';
+
+import type { DestinationStream, Logger as PinoLogger } from 'pino';
 
 import { RotatorError } from '../errors.js';
 import { scrubSecrets } from '../secret.js';
 
 export type Logger = PinoLogger;
+
+/**
+ * pino and pino-pretty are loaded on the first logger, not with this module: `--version`, `--help`
+ * and `validate` log only when there is something to say, and pino-pretty (29 modules) is loaded only
+ * when pretty lines are chosen.
+ * Both are CommonJS, so `require` keeps createLogger synchronous.
+ */
+const require = createRequire(import.meta.url);
+const loadPino = (): typeof import('pino') => require('pino') as typeof import('pino');
 
 /**
  * Field names that hold secrets wherever they appear. Secrets are also `Secret` objects that print
@@ -53,6 +63,7 @@ export function setLogOutput(chosen: LogOutput): void {
 
 /** Lines for a person: time, level, message, then the fields on the same line; synchronous like the JSON. */
 function prettyStream(colour: boolean): DestinationStream {
+  const { PinoPretty } = require('pino-pretty') as typeof import('pino-pretty');
   return PinoPretty({
     destination: 2,
     sync: true,
@@ -68,7 +79,7 @@ function prettyStream(colour: boolean): DestinationStream {
  * and message only; its stack trace says where our code noticed it, which helps nobody on call, so
  * it is kept for `debug` and `trace`. Anything else is a bug, and keeps its stack at every level.
  */
-function errorSerializer(level: string) {
+function errorSerializer(pino: typeof import('pino').pino, level: string) {
   const traces = level === 'debug' || level === 'trace';
   return (error: unknown) => {
     const serialized = pino.stdSerializers.err(error as Error) as unknown as Record<string, unknown>;
@@ -83,9 +94,10 @@ function errorSerializer(level: string) {
 }
 
 export function createLogger(options: { level: string; destination?: DestinationStream }): Logger {
+  const { pino } = loadPino();
   return pino(
     {
-      serializers: { err: errorSerializer(options.level) },
+      serializers: { err: errorSerializer(pino, options.level) },
       level: options.level,
       base: { app: 'token-rotator' },
       timestamp: pino.stdTimeFunctions.isoTime,

@@ -5,7 +5,6 @@ import { type StateBackendName, stateBackends } from '../../state/backends/regis
 import { formatTable, terminalWidth } from '../format-table.js';
 import { type CliIo, EXIT } from '../io.js';
 import { type GlobalOptions, loadRuntime } from '../load-runtime.js';
-import { onlineChecks } from '../online-checks.js';
 import { envelope, toJson } from '../output/envelope.js';
 import { plural } from '../output/expiry.js';
 
@@ -33,7 +32,10 @@ export async function validateCommand(options: GlobalOptions & { online?: boolea
       hasStateKey: settings.stateKey !== undefined,
     }),
   };
-  const checks = options.online ? await onlineChecks(runtime, createLogger({ level: settings.logLevel })) : undefined;
+  // The service and sink clients (got, openid-client) are loaded only with --online.
+  const checks = options.online
+    ? await (await import('../online-checks.js')).onlineChecks(runtime, createLogger({ level: settings.logLevel }))
+    : undefined;
   if (options.json) {
     // Without --online the items are empty: the policy and the environment were read, nothing was reached.
     io.stdout.write(toJson(envelope('Validation', { ...summary, online: checks !== undefined }, checks ?? [])));

@@ -1,8 +1,12 @@
-import { VARIABLES } from '../../config/env.js';
+// A type only: config/env.js (dotenv and the settings readers) is not loaded to print help.
+import type { VARIABLES } from '../../config/env.js';
 
 type Variable = (typeof VARIABLES)[number];
 
-/** One line per variable the tool reads: the compiler refuses a variable added to VARIABLES without one. */
+/**
+ * One line per variable the tool reads, in the order of VARIABLES: the compiler refuses a variable
+ * added to VARIABLES without one (and a line for a variable that is not there).
+ */
 const DESCRIPTIONS = {
   ROTATOR_CONFIG: 'the policy file, when --config is not given (default config/rotation.yaml)',
   ROTATOR_API_URL: 'the token service base URL, such as https://api.axiom.co',
@@ -24,14 +28,16 @@ const DESCRIPTIONS = {
   ROTATOR_LOG_LEVEL: 'fatal, error, warn, info (default), debug, trace, silent',
   ROTATOR_LOG_FORMAT: 'auto (default: pretty on a terminal, JSON elsewhere), pretty or json',
   ROTATOR_HTTP_TIMEOUT: 'per request (default 30s)',
-  ROTATOR_CONCURRENCY: 'names handled at once (default 4)',
+  ROTATOR_CONCURRENCY: "names handled at once (default 16; paced by the service's rate-limit headers)",
   ROTATOR_LISTEN: 'the daemon listener, HOST:PORT, :PORT or PORT (default 127.0.0.1:9464)',
 } satisfies Record<Variable, string>;
 
-const SERVICE: Variable[] = VARIABLES.filter(
+const ALL = Object.keys(DESCRIPTIONS) as Variable[];
+
+const SERVICE: Variable[] = ALL.filter(
   (name) => name === 'ROTATOR_API_URL' || name === 'ROTATOR_ORG_ID' || name === 'ROTATOR_ACCESS_TOKEN' || name.startsWith('ROTATOR_OAUTH_'),
 );
-const LOCAL: Variable[] = VARIABLES.filter((name) => !SERVICE.includes(name) && name !== 'ROTATOR_LISTEN');
+const LOCAL: Variable[] = ALL.filter((name) => !SERVICE.includes(name) && name !== 'ROTATOR_LISTEN');
 
 /** Which variables a command reads: the service's only when it calls the service, the listener only for the daemon. */
 export const VARIABLES_READ = {
