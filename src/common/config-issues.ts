@@ -19,6 +19,15 @@ function describeInput(input: unknown): string {
 }
 
 /**
+ * YAML reads `123456`, `1e5` and `true` as a number or a boolean: an id or a name written bare is
+ * then not a string, and the fix is quotes.
+ */
+function quoteHint(expected: string, input: unknown): string {
+  if (expected !== 'string' || (typeof input !== 'number' && typeof input !== 'boolean')) return '';
+  return `: write it in quotes to keep it a string (YAML read it as ${String(input)})`;
+}
+
+/**
  * Zod's default wording is written for developers; these are for the person editing a policy file.
  * Every issue keeps its full path, and unknown keys are reported one per key with what is allowed.
  */
@@ -31,7 +40,8 @@ export function fromZodIssues(issues: readonly z.core.$ZodIssue[], prefix = ''):
         const input = (issue as { input?: unknown }).input;
         out.push({
           path: formatPath(path, prefix),
-          message: input === undefined ? 'required' : `expected ${issue.expected}, got ${describeInput(input)}`,
+          message:
+            input === undefined ? 'required' : `expected ${issue.expected}, got ${describeInput(input)}${quoteHint(issue.expected, input)}`,
         });
         break;
       }

@@ -78,7 +78,7 @@ export async function deliverUnjournalled(
         `The rotation is recorded in the state; check the disk of the state folder.`
       : `regenerated ${entry.oldId} -> ${newId} and delivered it to every sink, but neither the journal (${why}) nor the state ` +
         `(${stateWhy}) could record the new id: the next run would start from ${entry.oldId} (which stops at ${entry.existingTokenExpiresAt}) ` +
-        `and rotate again. To keep the delivered token, fix the disk and set \`id: ${newId}\` for '${policy.name}' in the policy.`,
+        `and rotate again. To keep the delivered token, fix the disk and set \`id: ${JSON.stringify(newId)}\` for '${policy.name}' in the policy.`,
   };
 }
 

@@ -79,7 +79,7 @@ describe('on Kubernetes, against the API double, as a new user would', () => {
     const overlay = await cronjobOverlay();
     expect(overlay.env).toMatchObject({ ROTATOR_STATE_BACKEND: 'kubernetes' });
     const token = fx.emulator.store.add({ name: 'ingest-api', expiresAt: inDays(60) });
-    await writeFile(join(fx.dir, 'rotation.yaml'), overlay.policy.replace(/id: replace-me/, `id: ${token.id}`));
+    await writeFile(join(fx.dir, 'rotation.yaml'), overlay.policy.replace(/id: replace-me/, `id: ${JSON.stringify(token.id)}`));
     const settings = Object.entries(overlay.env).filter(([name]) => name === 'ROTATOR_STATE_BACKEND');
     await writeFile(fx.envFile, `${settings.map(([n, v]) => `${n}=${v}`).join('\n')}\n`, { flag: 'a' });
     seedDeployment(k.double, 'apps', 'ingest-api');

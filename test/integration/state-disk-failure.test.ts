@@ -86,7 +86,7 @@ describe('the state disk fails while a regenerate is in flight', () => {
     expect(run.code).toBe(1);
     const outcome = outcomeOf(run);
     expect(outcome.error).toMatchObject({ code: 'ERR_STAGING_FAILED' });
-    expect((outcome.error as { message: string }).message).toContain(`set \`id: ${String(outcome.newId)}\``);
+    expect((outcome.error as { message: string }).message).toContain(`set \`id: ${JSON.stringify(outcome.newId)}\``);
     const delivered = await readFile(join(fx.dir, 'secrets/all-lost.token'), 'utf8');
     expect(await whoami(delivered)).toMatchObject({ id: outcome.newId });
     await heal(['journal', 'tokens']);

@@ -22,6 +22,15 @@ describe('token ids in a policy', () => {
     expect(problems(`version: 1\ntokens:\n${token('a', id)}\n`)).toEqual([`tokens[0].id: ${message}`]);
   });
 
+  it.each([
+    ['digits', '123456', '123456'],
+    ['a number in exponent form', '1e5', '100000'],
+  ])('says to quote an id of %s, which YAML reads as a number', (_what, written, read) => {
+    expect(problems(`version: 1\ntokens:\n  - { name: a, id: ${written}, sinks: [{ type: file, path: a }] }\n`)).toEqual([
+      `tokens[0].id: expected string, got number: write it in quotes to keep it a string (YAML read it as ${read})`,
+    ]);
+  });
+
   it('reports a bad id together with every other problem, in one pass', () => {
     expect(
       problems(`version: 1
