@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { Writable } from 'node:stream';
 import { inspect } from 'node:util';
 
-import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { SinkError } from '../../src/errors.js';
 import { Secret } from '../../src/secret.js';
 import type { SinkClient, SinkContent, SinkOpenContext, SinkType, TokenMeta } from '../../src/sinks/sink.js';
 import { expectNoLeak } from '../helpers/leaks.js';
+import { rawLog } from '../helpers/raw-log.js';
 
 /**
  * What a sink type gives the contract suite. `setup` is called afresh before every test, so each
@@ -63,18 +62,6 @@ function contractMeta(over: Partial<TokenMeta> = {}): TokenMeta {
     rotatedAt: new Date('2026-12-01T12:00:00.000Z'),
     ...over,
   };
-}
-
-/** A pino logger at trace level that keeps each line as written: no redaction, no scrubbing. */
-function rawLog() {
-  const lines: string[] = [];
-  const destination = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(String(chunk));
-      done();
-    },
-  });
-  return { lines, logger: pino({ level: 'trace' }, destination) };
 }
 
 /** An error everywhere it could be shown: message, String(), stack, inspect(), a log line, and each cause. */

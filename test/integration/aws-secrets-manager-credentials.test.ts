@@ -1,9 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 
-import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { Secret } from '../../src/secret.js';
@@ -15,6 +13,7 @@ import type { TokenMeta } from '../../src/sinks/sink.js';
 import { setAwsEnvironment, staticCredentialsEnvironment } from '../doubles/aws-secrets-manager/aws-environment.js';
 import { type SecretsManagerDouble, startSecretsManagerDouble } from '../doubles/aws-secrets-manager/start-secrets-manager-double.js';
 import { expectNoLeak } from '../helpers/leaks.js';
+import { rawLog } from '../helpers/raw-log.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 /**
@@ -39,17 +38,6 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function logCollector() {
-  const lines: string[] = [];
-  const destination = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(String(chunk));
-      done();
-    },
-  });
-  return { lines, logger: pino({ level: 'trace' }, destination) };
-}
-
 const meta = (): TokenMeta => ({
   name: 'ingest',
   id: 'tok-1',
@@ -69,7 +57,7 @@ function configOf(raw: Record<string, unknown> = {}): AwsSecretsManagerSinkConfi
 
 /** Writes a secret with a client opened on the current environment; answers the log and the access key that signed. */
 async function writeOnce(config = configOf(), env: Record<string, string | undefined> = { ...process.env }) {
-  const log = logCollector();
+  const log = rawLog();
   const client = await awsSecretsManagerSinkType.open({ logger: log.logger, env, reference: () => undefined });
   try {
     const before = double.requests.length;
@@ -83,7 +71,7 @@ async function writeOnce(config = configOf(), env: Record<string, string | undef
 
 async function failureOf(config = configOf()) {
   const client = await awsSecretsManagerSinkType.open({
-    logger: logCollector().logger,
+    logger: rawLog().logger,
     env: { ...process.env },
     reference: () => undefined,
   });

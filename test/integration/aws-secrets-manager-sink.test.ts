@@ -1,9 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { Writable } from 'node:stream';
 import { inspect } from 'node:util';
 
 import { PutSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { SinkError } from '../../src/errors.js';
@@ -17,6 +15,7 @@ import { sinkContract } from '../contracts/sink-contract.js';
 import { setAwsEnvironment, staticCredentialsEnvironment } from '../doubles/aws-secrets-manager/aws-environment.js';
 import { type SecretsManagerDouble, startSecretsManagerDouble } from '../doubles/aws-secrets-manager/start-secrets-manager-double.js';
 import { expectNoLeak } from '../helpers/leaks.js';
+import { rawLog } from '../helpers/raw-log.js';
 
 let double: SecretsManagerDouble;
 let restoreEnvironment: () => void;
@@ -62,18 +61,6 @@ for (const key of [undefined, 'token']) {
     },
     adoptingConfig: (config) => ({ ...config, adopt: true }),
   }));
-}
-
-/** A logger that keeps every line as written, unscrubbed, to look for leaks in. */
-function rawLog() {
-  const lines: string[] = [];
-  const destination = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(String(chunk));
-      done();
-    },
-  });
-  return { lines, logger: pino({ level: 'trace' }, destination) };
 }
 
 describe('the aws-secrets-manager sink, beyond the contract', () => {

@@ -1,13 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { inspect } from 'node:util';
 
 import { DefaultAzureCredential } from '@azure/identity';
 import { SecretClient } from '@azure/keyvault-secrets';
 import { setLogLevel } from '@azure/logger';
-import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { SinkError } from '../../src/errors.js';
@@ -25,6 +23,7 @@ import {
 } from '../doubles/azure-key-vault/in-process.js';
 import { type AzureKeyVaultDouble, startAzureKeyVaultDouble } from '../doubles/azure-key-vault/start-azure-key-vault-double.js';
 import { expectNoLeak } from '../helpers/leaks.js';
+import { rawLog } from '../helpers/raw-log.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 /*
@@ -81,18 +80,6 @@ sinkContract('azure-key-vault', () => ({
   },
   adoptingConfig: (config) => ({ ...config, adopt: true }),
 }));
-
-/** A pino logger that keeps each line as written: no redaction, no scrubbing, so a leak shows. */
-function rawLog() {
-  const lines: string[] = [];
-  const destination = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(String(chunk));
-      done();
-    },
-  });
-  return { lines, logger: pino({ level: 'trace' }, destination) };
-}
 
 const meta = (over: Partial<TokenMeta> = {}): TokenMeta => ({
   name: 'ingest',

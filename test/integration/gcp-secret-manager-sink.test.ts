@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { formatWithOptions, inspect } from 'node:util';
 
 import { SecretManagerServiceClient } from '@google-cloud/secret-manager';
 import { GoogleAuth, JWT } from 'google-auth-library';
-import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 
 import { SinkError } from '../../src/errors.js';
@@ -23,6 +21,7 @@ import {
 } from '../doubles/gcp-secret-manager/start-secret-manager-double.js';
 import { silentLogger } from '../fakes/fake-deps.js';
 import { expectNoLeak } from '../helpers/leaks.js';
+import { rawLog } from '../helpers/raw-log.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 // grpc-js learns the roots it trusts when it loads: the double's certificate goes in before any import loads it.
@@ -129,21 +128,6 @@ async function open(env: Record<string, string | undefined> = { GOOGLE_APPLICATI
   const client = await gcpSecretManagerSinkType.open({ logger, env, reference: () => undefined });
   opened.push(client);
   return client;
-}
-
-/** A logger that keeps every line, unscrubbed. */
-function capturingLogger() {
-  const lines: string[] = [];
-  const logger = pino(
-    { level: 'trace' },
-    new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(String(chunk));
-        done();
-      },
-    }),
-  );
-  return { lines, logger };
 }
 
 async function failure(promise: Promise<unknown>): Promise<Error> {
@@ -474,7 +458,7 @@ describe('the gcp-secret-manager sink preflight', () => {
 
   it('warns and passes when Cloud Resource Manager cannot say whether a missing secret may be created', async () => {
     d.grant(rotator.member, { project: 'no-crm-project' }, README_ROLE);
-    const log = capturingLogger();
+    const log = rawLog();
     const client = await open(undefined, log.logger);
     await expect(client.preflight!(configOf({ project: 'no-crm-project' }), {})).resolves.toBeUndefined();
     const warning = log.lines.map((line) => JSON.parse(line) as { level: number; msg: string; reason: string }).find((l) => l.level === 40);
@@ -574,7 +558,7 @@ describe('the gcp-secret-manager sink keeps secrets out of sight', () => {
         vi.spyOn(console, method).mockImplementation((...args: unknown[]) => void keep(formatWithOptions({}, ...args))),
       ),
     ];
-    const log = capturingLogger();
+    const log = rawLog();
     try {
       const client = await open(undefined, log.logger);
       const config = configOf();

@@ -219,7 +219,7 @@ export class KvEngine {
     }
     const secret = this.secrets.get(path) ?? { ...this.newSecret(), createdTime: this.stamp(), updatedTime: this.stamp() };
     if (max !== undefined) secret.maxVersions = Number(max);
-    if (cas !== undefined) secret.casRequired = cas === true || cas === 'true';
+    if (cas !== undefined) secret.casRequired = asBool(cas);
     if (customMap) secret.customMetadata = customMap;
     this.secrets.set(path, secret);
     return { status: 204 };
@@ -241,7 +241,7 @@ export class KvEngine {
     const secret = this.secrets.get(path);
     if (!secret) return notFound();
     if (body.max_versions !== undefined) secret.maxVersions = Number(body.max_versions);
-    if (body.cas_required !== undefined) secret.casRequired = body.cas_required === true;
+    if (body.cas_required !== undefined) secret.casRequired = asBool(body.cas_required);
     if (custom === null) secret.customMetadata = null;
     if (patch) {
       const merged = { ...(secret.customMetadata ?? {}) };
@@ -331,4 +331,9 @@ function goType(value: unknown): string {
   if (Array.isArray(value)) return '[]interface {}';
   if (value === null) return '<nil>';
   return typeof value === 'object' ? 'map[string]interface {}' : typeof value === 'number' ? 'float64' : typeof value;
+}
+
+/** Vault reads bool fields with mapstructure's weak decoding: `true` and `"true"` alike, on every path. */
+function asBool(value: unknown): boolean {
+  return value === true || value === 'true';
 }

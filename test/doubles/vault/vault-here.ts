@@ -1,10 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 
-import { pino } from 'pino';
-
-import type { Logger } from '../../../src/log/logger.js';
 import { startVaultDouble, type VaultDouble } from './start-vault-double.js';
 
 /**
@@ -22,17 +18,8 @@ path "${mount}/metadata/${path}" {
 `;
 }
 
-/** A pino logger at trace level that keeps each line as written: no redaction, no scrubbing. */
-export function capturedLog(): { lines: string[]; logger: Logger } {
-  const lines: string[] = [];
-  const destination = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(String(chunk));
-      done();
-    },
-  });
-  return { lines, logger: pino({ level: 'trace' }, destination) };
-}
+/** The shared raw capture logger, under the name the Vault tests use. */
+export { rawLog as capturedLog } from '../../helpers/raw-log.js';
 
 export interface VaultHere {
   /** Plain http, namespaces `team-a`; KV v2 at `secret` (root and team-a), KV v1 at `kv1`; approle in team-a. */
