@@ -47,10 +47,32 @@ function refuseNodeOptions(argv: readonly string[]): void {
 }
 
 /**
+ * Command results are scrubbed of every known secret value on their way out, as log lines and
+ * stderr are: a table or a JSON document carries error text from services and sinks, and a last line
+ * of defence belongs on every stream, not on each of the places that print.
+ */
+function scrubbedOutput(io: CliIo): CliIo {
+  const stdout = io.stdout;
+  return {
+    ...io,
+    stdout: {
+      write: (text: string) => stdout.write(scrubSecrets(text)),
+      get isTTY() {
+        return stdout.isTTY;
+      },
+      get columns() {
+        return stdout.columns;
+      },
+    },
+  };
+}
+
+/**
  * The whole CLI as a function of its arguments and environment, returning the exit code:
  * 0 done, 1 some token failed, 2 usage or configuration error (before any network call).
  */
-export async function run(argv: string[], io: CliIo): Promise<number> {
+export async function run(argv: string[], given: CliIo): Promise<number> {
+  const io = scrubbedOutput(given);
   let exitCode: number = EXIT.ok;
   const program = new Command('token-rotator')
     .description('Keeps API tokens rotated: regenerates the due ones with an overlap and delivers each new secret to its sinks.')

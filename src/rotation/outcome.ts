@@ -2,6 +2,7 @@ import { ApiError, UNEXPECTED_ERROR_CODE } from '../errors.js';
 import type { CheckName } from '../policy/decide.js';
 import { type DriftFinding, isRepairable } from '../policy/sink-drift.js';
 import type { ReloadOutcome } from '../reload/reload.js';
+import { scrubSecrets } from '../secret.js';
 import type { WriteResult } from '../sinks/sink.js';
 import type { EarlierTokenOutcome } from './end-earlier-tokens.js';
 import type { OrphanReport } from './orphan-report.js';
@@ -85,7 +86,12 @@ export const iso = (d: Date | null) => (d ? d.toISOString() : null);
  */
 export function errorSummary(error: unknown): { code: string; message: string; status?: number } {
   const e = error as { code?: unknown; message?: unknown; status?: unknown };
-  const summary = { code: typeof e?.code === 'string' ? e.code : UNEXPECTED_ERROR_CODE, message: String(e?.message ?? error) };
+  // Scrubbed here, the one place every failure's text passes on its way to outcomes, tables, JSON,
+  // notices, state records and the journal: a service or a sink may have echoed a secret.
+  const summary = {
+    code: typeof e?.code === 'string' ? e.code : UNEXPECTED_ERROR_CODE,
+    message: scrubSecrets(String(e?.message ?? error)),
+  };
   return error instanceof ApiError && typeof e.status === 'number' ? { ...summary, status: e.status } : summary;
 }
 

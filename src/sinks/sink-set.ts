@@ -1,5 +1,5 @@
 import { SinkError } from '../errors.js';
-import type { Secret } from '../secret.js';
+import { scrubSecrets, type Secret } from '../secret.js';
 import type { SinkClient, SinkContent, SinkOpenContext, SinkType, TokenMeta, WriteResult } from './sink.js';
 
 /**
@@ -50,9 +50,12 @@ export function openSinkSet<C extends { type: string }>(
       const e = error as Error | undefined;
       if (e?.name === 'AbortError' || e?.name === 'TimeoutError') throw error;
       const description = typeOf(config).describe(config);
-      const message = String(e?.message ?? error);
-      if (message.includes(description)) throw error;
-      throw new SinkError(`${description}: ${message}`, { cause: error });
+      // A peer's or a program's text may echo a secret that does not look like one: scrubbed of every
+      // known value, as the API client's errors are, before anything shows or stores it.
+      const said = String(e?.message ?? error);
+      const message = scrubSecrets(said);
+      if (message === said && message.includes(description)) throw error;
+      throw new SinkError(message.includes(description) ? message : `${description}: ${message}`, { cause: error });
     }
   };
   return {

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 
 import { ApiError } from '../../src/errors.js';
 import { createLogger } from '../../src/log/logger.js';
+import { errorSummary } from '../../src/rotation/outcome.js';
 import { scrubSecrets, Secret } from '../../src/secret.js';
 import { expectNoLeak } from '../helpers/leaks.js';
 
@@ -80,5 +81,13 @@ describe('scrubSecrets', () => {
     const scrubbed = scrubSecrets(line);
     expect(scrubbed).toBe('start [REDACTED] middle [REDACTED]|[REDACTED][REDACTED] end [REDACTED]');
     for (const value of many) expect(scrubSecrets(`a ${value}`)).toBe('a [REDACTED]');
+  });
+});
+
+describe('failure text on its way to outcomes, tables, state and the journal', () => {
+  it('is scrubbed of every known secret value, whichever peer echoed it', () => {
+    const echoed = new Secret('plain-words-secret-not-token-shaped').reveal();
+    const summary = errorSummary(new Error(`the sink program said: ${echoed} is wrong`));
+    expect(summary.message).toBe('the sink program said: [REDACTED] is wrong');
   });
 });
