@@ -1,12 +1,10 @@
 import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
-import { lstat, readlink, realpath } from 'node:fs/promises';
 import { basename, dirname, join, parse, resolve, sep } from 'node:path';
 
 /**
  * Symbolic links on the way to a file, and where a path really leads. Sync for policy parsing,
  * which is sync, and for reads and writes of sinks: each call is an lstat of microseconds, and a
  * round trip through the thread pool per path component cost many times that for every token.
- * The async forms remain for callers that must not block on a file system that may hang.
  */
 
 export interface PathLink {
@@ -56,21 +54,9 @@ function lookAt(at: string): PathLink | null | 'unseen' {
 }
 
 /**
- * The first symbolic link among the existing components of the absolute `path`, if any. Without
- * blocking the thread: for a file system that may be slow (a network share).
- */
-export async function firstLinkInPath(path: string): Promise<PathLink | undefined> {
-  for (const at of componentPaths(path)) {
-    const stats = await lstat(at).catch(() => undefined);
-    if (!stats) return undefined;
-    if (stats.isSymbolicLink()) return { path: at, target: await readlink(at) };
-  }
-  return undefined;
-}
-
-/**
- * As `firstLinkInPath`, synchronously: an lstat of a local path takes microseconds, a round trip
- * through the thread pool for each component many times that.
+ * The first symbolic link among the existing components of the absolute `path`, if any.
+ * Synchronously: an lstat of a local path takes microseconds, a round trip through the thread pool
+ * for each component many times that.
  */
 export function firstLinkInPathSync(path: string): PathLink | undefined {
   for (const at of componentPaths(path)) {
@@ -99,21 +85,6 @@ export function realLocationSync(path: string, links = 0): string {
     } catch {
       const link = links < MAX_LINKS ? readLinkSync(at) : undefined;
       if (link !== undefined) return realLocationSync(join(resolve(realLocationSync(dirname(at), links + 1), link), ...missing), links + 1);
-      if (dirname(at) === at) return path;
-      missing.unshift(basename(at));
-    }
-  }
-}
-
-/** As `realLocationSync`, without blocking. */
-export async function realLocation(path: string, links = 0): Promise<string> {
-  const missing: string[] = [];
-  for (let at = path; ; at = dirname(at)) {
-    try {
-      return join(await realpath(at), ...missing);
-    } catch {
-      const link = links < MAX_LINKS ? await readlink(at).catch(() => undefined) : undefined;
-      if (link !== undefined) return realLocation(join(resolve(await realLocation(dirname(at), links + 1), link), ...missing), links + 1);
       if (dirname(at) === at) return path;
       missing.unshift(basename(at));
     }

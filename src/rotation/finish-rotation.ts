@@ -15,6 +15,8 @@ export interface DeliveryResult {
   sinks: SinkOutcome[];
   /** Sinks that still lack the staged secret; non-empty means the rotation is not committed. */
   pending: string[];
+  /** The targets the journal marks as delivered after this delivery. */
+  delivered: string[];
   /** Once every sink holds the secret: what verifying it found. Failed means not committed. */
   verification?: VerificationOutcome;
 }
@@ -92,7 +94,7 @@ export async function deliverStaged(
       );
     }
   }
-  return { sinks, pending: sinks.filter((s) => s.result === 'failed').map((s) => s.sink) };
+  return { sinks, pending: sinks.filter((s) => s.result === 'failed').map((s) => s.sink), delivered: [...delivered] };
 }
 
 /**
@@ -128,7 +130,7 @@ export async function finishRotation(
   const value = secret ?? unseal(ctx, entry);
   const result = await deliverStaged(ctx, entry, value);
   if (result.pending.length > 0) return result;
-  const verification = await verifyStaged(ctx, entry, value, options.skipVerify === true);
+  const verification = await verifyStaged(ctx, { ...entry, delivered: result.delivered }, value, options.skipVerify === true);
   if (verification.result === 'failed') return { ...result, verification };
   await commitRotation(ctx, entry, record, value);
   return { ...result, verification };
@@ -156,11 +158,10 @@ async function verifyStaged(ctx: RotationContext, entry: StagedEntry, secret: Se
     'verification failed; nothing committed, the secret stays staged',
   );
   // A sink that reads back something else did not get the secret: it is written again next time.
-  const { delivered } = (await deps.journal.read(ctx.policy.name)) ?? entry;
   await ctx.lock.assertHeld();
   await deps.journal.write({
     ...entry,
-    delivered: delivered.filter((target) => target !== verification.target),
+    delivered: entry.delivered.filter((target) => target !== verification.target),
     verifyFailed: { check: verification.check, message: verification.message, at: deps.clock.now().toISOString() },
   });
   return { result: 'failed', check: verification.check, message: verification.message };

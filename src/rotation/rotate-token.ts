@@ -400,7 +400,7 @@ async function rotateLocked(ctx: RotationContext, options: RotateOptions): Promi
 function rotatedOutcome(
   ctx: RotationContext,
   entry: StagedEntry,
-  { sinks, pending, verification }: DeliveryResult,
+  { sinks, pending, verification }: Omit<DeliveryResult, 'delivered'>,
   check: TokenOutcome['check'],
   reason: string,
   token?: ServiceToken,

@@ -56,7 +56,7 @@ export async function verifyRotation(
     try {
       const content = await deps.sinks.read(config, { signal });
       if (!content?.secret) return { ok: false, check: 'read-back', target, message: `${sink} holds no secret after delivery` };
-      if (content.secret.reveal() !== secret.reveal()) {
+      if (!content.secret.equals(secret)) {
         return { ok: false, check: 'read-back', target, message: `${sink} holds another secret than the one delivered` };
       }
     } catch (error) {

@@ -7,6 +7,7 @@ import { remoteText } from '../../http/remote-text.js';
 import type { Secret } from '../../secret.js';
 import { parseFileContent, renderFile } from '../file/file-format.js';
 import type { SinkClient, SinkOpenContext, TokenMeta } from '../sink.js';
+import { metadataValues } from '../token-metadata.js';
 import { describeExec, type ExecSinkConfig } from './exec-sink-config.js';
 import { type ProgramResult, runProgram } from './run-program.js';
 
@@ -14,20 +15,21 @@ import { type ProgramResult, runProgram } from './run-program.js';
 const BASE_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR'];
 const RESULTS = ['created', 'updated', 'unchanged'] as const;
 
+/** The token's metadata, as the program's environment carries it. */
+const META_VARIABLES = {
+  tokenName: 'TOKEN_ROTATOR_NAME',
+  tokenId: 'TOKEN_ROTATOR_ID',
+  expiresAt: 'TOKEN_ROTATOR_EXPIRES_AT',
+  rotationId: 'TOKEN_ROTATOR_ROTATION_ID',
+  rotatedAt: 'TOKEN_ROTATOR_ROTATED_AT',
+};
+
 export function execSinkClient(context: SinkOpenContext): SinkClient<ExecSinkConfig> {
   const envFor = (config: ExecSinkConfig, operation: 'write' | 'read' | 'preflight', meta?: TokenMeta): Record<string, string> => ({
     ...pick(context.env, [...BASE_ENV, ...config.passEnv]),
     TOKEN_ROTATOR_OPERATION: operation,
     TOKEN_ROTATOR_FORMAT: config.format,
-    ...(meta
-      ? {
-          TOKEN_ROTATOR_NAME: meta.name,
-          TOKEN_ROTATOR_ID: meta.id,
-          TOKEN_ROTATOR_EXPIRES_AT: meta.expiresAt ? meta.expiresAt.toISOString() : 'never',
-          TOKEN_ROTATOR_ROTATION_ID: meta.rotationId,
-          TOKEN_ROTATOR_ROTATED_AT: meta.rotatedAt.toISOString(),
-        }
-      : {}),
+    ...(meta ? metadataValues(meta, META_VARIABLES) : {}),
   });
 
   return {
