@@ -4,7 +4,8 @@ const REDACTED = '[REDACTED]';
 
 /**
  * Every secret value this process has held, so that the log stream and error output can scrub it
- * even if some code path forgot to keep it wrapped. Bounded so a long-lived daemon does not grow.
+ * even if some code path forgot to keep it wrapped. Bounded so a long-lived daemon does not grow:
+ * the least recently used (wrapped or revealed) is forgotten first.
  */
 const knownSecretValues = new Set<string>();
 const MAX_KNOWN_SECRETS = 1000;
@@ -73,6 +74,10 @@ export class Secret {
   }
 
   reveal(): string {
+    // In use again: the newest to forget. A credential read once at start (the client secret, a
+    // webhook URL) would otherwise leave the bounded list after a thousand newer secrets, in a
+    // daemon that keeps using it.
+    remember(this.#value);
     return this.#value;
   }
 

@@ -91,3 +91,13 @@ describe('failure text on its way to outcomes, tables, state and the journal', (
     expect(summary.message).toBe('the sink program said: [REDACTED] is wrong');
   });
 });
+
+describe('the bounded list of known secrets', () => {
+  it('keeps a credential that is still in use, however many newer secrets come after it', () => {
+    const clientSecret = new Secret('client-secret-read-once-at-start');
+    for (let i = 0; i < 999; i++) new Secret(`later-secret-${i}-padding`);
+    clientSecret.reveal(); // an access token is fetched with it
+    for (let i = 0; i < 500; i++) new Secret(`even-later-secret-${i}-padding`);
+    expect(scrubSecrets('client-secret-read-once-at-start')).toBe('[REDACTED]');
+  });
+});
