@@ -82,6 +82,22 @@ describe('scrubSecrets', () => {
     expect(scrubbed).toBe('start [REDACTED] middle [REDACTED]|[REDACTED][REDACTED] end [REDACTED]');
     for (const value of many) expect(scrubSecrets(`a ${value}`)).toBe('a [REDACTED]');
   });
+
+  it('finds values of any characters at every position, as a plain search does (a thousand values, seeded)', () => {
+    let seed = 20261122;
+    const random = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
+    // Few distinct characters, so that many windows share a hash bucket or almost match a value.
+    const alphabet = ['a', 'b', 'é', '\u{1F511}', '"', '\\', '\n', ' '];
+    const text = (length: number) => Array.from({ length }, () => alphabet[Math.floor(random() * alphabet.length)]).join('');
+    const values = Array.from({ length: 1000 }, () => new Secret(`${text(8 + Math.floor(random() * 12))}`).reveal());
+    for (let round = 0; round < 200; round++) {
+      const picked = Array.from({ length: 3 }, () => values[Math.floor(random() * values.length)]!);
+      const line = `${text(Math.floor(random() * 40))}${picked[0]}${text(5)}${picked[1]}${picked[2]}${text(Math.floor(random() * 40))}`;
+      const scrubbed = scrubSecrets(line);
+      for (const value of picked) expect(scrubbed.includes(value), `round ${round}`).toBe(false);
+      expect(scrubbed.length).toBeLessThan(line.length + 3 * '[REDACTED]'.length);
+    }
+  });
 });
 
 describe('failure text on its way to outcomes, tables, state and the journal', () => {
