@@ -80,31 +80,47 @@ export interface SignalSource {
   off(event: StopSignal, listener: (signal: StopSignal) => void): unknown;
 }
 
+export interface StopSignalOptions {
+  logger: Logger;
+  signals?: SignalSource;
+  exit?: (code: number) => void;
+}
+
 /**
- * SIGTERM (a pod evicted, a CronJob's deadline) and SIGINT (Ctrl-C) stop the run gracefully; a second
- * one ends the process at once, as `terraform` and `kubectl` do: the journal lets the next run finish
- * whatever this one had started. Returns the function that removes the handlers.
+ * The two-signal convention of every long command, as `terraform` and `kubectl` have it: the first
+ * SIGTERM or SIGINT goes to `onFirst` (the graceful stop), a second one, of either kind, ends the
+ * process at once with 128 + its number: the journal lets the next run finish whatever this one had
+ * started. Returns the function that removes the handlers.
  */
-export function stopOnSignals(
-  shutdown: Shutdown,
-  options: { deadlineMs: number; logger: Logger; signals?: SignalSource; exit?: (code: number) => void },
-): () => void {
+export function onStopSignals(onFirst: (signal: StopSignal) => void, options: StopSignalOptions): () => void {
   const source: SignalSource = options.signals ?? process;
   const exit = options.exit ?? ((code: number) => process.exit(code));
+  let received = false;
   const onSignal = (signal: StopSignal) => {
-    if (shutdown.reason !== undefined) {
+    if (received) {
       options.logger.warn({ signal }, 'second stop signal: exiting now; the next run finishes what this one had started');
       exit(STOP_SIGNALS[signal]);
       return;
     }
-    options.logger.warn(
-      { signal, deadlineMs: options.deadlineMs },
-      'stopping: no token is started any more; the ones in progress finish (send the signal again to exit at once)',
-    );
-    shutdown.stop(signal, options.deadlineMs);
+    received = true;
+    onFirst(signal);
   };
   for (const signal of Object.keys(STOP_SIGNALS) as StopSignal[]) source.on(signal, onSignal);
   return () => {
     for (const signal of Object.keys(STOP_SIGNALS) as StopSignal[]) source.off(signal, onSignal);
   };
+}
+
+/**
+ * SIGTERM (a pod evicted, a CronJob's deadline) and SIGINT (Ctrl-C) stop the run gracefully; a second
+ * one ends the process at once (see onStopSignals). Returns the function that removes the handlers.
+ */
+export function stopOnSignals(shutdown: Shutdown, options: StopSignalOptions & { deadlineMs: number }): () => void {
+  return onStopSignals((signal) => {
+    options.logger.warn(
+      { signal, deadlineMs: options.deadlineMs },
+      'stopping: no token is started any more; the ones in progress finish (send the signal again to exit at once)',
+    );
+    shutdown.stop(signal, options.deadlineMs);
+  }, options);
 }

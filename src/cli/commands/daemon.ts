@@ -2,8 +2,9 @@ import { systemClock } from '../../clock.js';
 import { warnAboutUnsafeSettings } from '../../compose/rotation-deps.js';
 import { startDaemon } from '../../daemon/start-daemon.js';
 import { ConfigError } from '../../errors.js';
-import { createLogger } from '../../log/logger.js';
+import { createLogger, type Logger } from '../../log/logger.js';
 import { createNotifier } from '../../notify/notifier.js';
+import { onStopSignals, type StopSignal } from '../../rotation/shutdown.js';
 import { type CliIo, EXIT } from '../io.js';
 import { listenError } from '../listen-error.js';
 import { type GlobalOptions, loadRuntime, reloadRuntime, type Runtime } from '../load-runtime.js';
@@ -72,18 +73,31 @@ export async function daemonCommand(options: GlobalOptions & { listen?: string }
     'daemon started; health on /healthz, readiness on /readyz, metrics on /metrics',
   );
 
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    const reload = () => void daemon.reload();
-    process.on('SIGHUP', reload);
-    const stop = (received: NodeJS.Signals) => {
-      process.off('SIGHUP', reload);
-      resolve(received);
-    };
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
-  });
-  logger.info({ signal }, 'stopping: no new checks; finishing the ones in flight');
-  await daemon.stop(STOP_DEADLINE_MS);
+  const { signal, release } = await untilStopSignal(() => void daemon.reload(), logger);
+  logger.info({ signal }, 'stopping: no new checks; finishing the ones in flight (send the signal again to exit at once)');
+  try {
+    await daemon.stop(STOP_DEADLINE_MS);
+  } finally {
+    release();
+  }
   logger.info('stopped');
+  // Unlike `once` (143 or 130), a Deployment's pod stopped gracefully has succeeded.
   return EXIT.ok;
+}
+
+/**
+ * Reloads on each SIGHUP until the first SIGTERM or SIGINT. The stop handlers stay until `release`:
+ * a second signal during the graceful stop exits at once, as for `once` (see onStopSignals).
+ */
+function untilStopSignal(reload: () => void, logger: Logger): Promise<{ signal: StopSignal; release: () => void }> {
+  return new Promise((resolve) => {
+    process.on('SIGHUP', reload);
+    const release = onStopSignals(
+      (signal) => {
+        process.off('SIGHUP', reload);
+        resolve({ signal, release });
+      },
+      { logger },
+    );
+  });
 }

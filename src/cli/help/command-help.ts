@@ -31,7 +31,11 @@ const HELP = {
       'curl -s localhost:9464/metrics',
     ],
     variables: 'daemon',
-    exits: { ok: 'stopped by SIGTERM or SIGINT' },
+    exits: {
+      ok: 'stopped by SIGTERM or SIGINT',
+      interrupted: 'a SIGINT during the graceful stop: exited at once; the next start finishes what was started',
+      terminated: 'a SIGTERM during the graceful stop: as for SIGINT',
+    },
   },
   rotate: {
     examples: [

@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+
+import { runCli, seedSink, startCli, writePolicy } from '../helpers/cli.js';
+import { useCliFixture } from '../helpers/cli-fixture.js';
+
+const DAY = 24 * 3600_000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until(condition: () => boolean, what: string): Promise<void> {
+  for (let waited = 0; !condition(); waited += 50) {
+    if (waited > 40_000) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+/**
+ * An operator who does not want to wait for the graceful stop (Ctrl-C twice, or a second SIGTERM
+ * from a supervisor) gets the process back at once, as from `once`: the journal lets the next
+ * start finish what this one had started.
+ */
+describe('daemon: a second stop signal exits at once', () => {
+  const fx = useCliFixture({
+    env: () => ({ ROTATOR_LISTEN: `127.0.0.1:${20000 + Math.floor(Math.random() * 20000)}` }),
+  });
+
+  it.each([
+    ['SIGTERM', 'SIGTERM', 143],
+    ['SIGINT', 'SIGINT', 130],
+    ['SIGTERM', 'SIGINT', 130],
+  ] as const)(
+    '%s, then %s while the stop waits on a hung service: exit %i at once, with the warning',
+    async (first, second, code) => {
+      const token = fx.emulator.store.add({ name: 'ingest', expiresAt: new Date(Date.now() + 60 * DAY) });
+      await seedSink(fx.dir, 'secrets/ingest.token', token.secret);
+      await writePolicy(fx.dir, {
+        version: 1,
+        tokens: [{ name: 'ingest', id: token.id, sinks: [{ type: 'file', path: 'secrets/ingest.token' }] }],
+      });
+      const args = ['--config', 'rotation.yaml', '--dotenv', fx.envFile];
+      const once = await runCli(['once', ...args], { cwd: fx.dir });
+      fx.results.push(once);
+      expect(once.code, once.stderr).toBe(0);
+
+      // The check hangs for a minute: the graceful stop would wait for its 8 s deadline.
+      fx.emulator.requests.length = 0;
+      fx.emulator.faults.add({ op: 'retrieve', times: 1000, action: { kind: 'hang', ms: 60_000 } });
+      const daemon = startCli(['daemon', ...args], { cwd: fx.dir });
+      let stderr = '';
+      daemon.child.stderr!.on('data', (chunk) => (stderr += String(chunk)));
+      await until(() => fx.emulator.requests.length > 0, 'the check to reach the service');
+
+      daemon.child.kill(first);
+      await until(() => /"msg":"stopping: /.test(stderr), 'the graceful stop to begin');
+      const sentAt = Date.now();
+      daemon.child.kill(second);
+      const stopped = await daemon.done;
+      const tookMs = Date.now() - sentAt;
+      fx.results.push(stopped);
+
+      expect({ code: stopped.code, signal: stopped.signal }, stopped.stderr).toEqual({ code, signal: null });
+      expect(stopped.stderr).toMatch(/"msg":"second stop signal: exiting now/);
+      // Not the graceful stop run to its deadline.
+      expect(stopped.stderr).not.toMatch(/"msg":"stopped"/);
+      expect(tookMs).toBeLessThan(5_000);
+    },
+    60_000,
+  );
+});
