@@ -170,6 +170,9 @@ function translate(error: unknown, method: string, path: string, connection: Con
       },
     );
   }
+  // The credentials are had in the beforeRequest hook (an exec plugin, a token file): got wraps
+  // their failure in a RequestError, and it is that reason, not the API server's reach, to report.
+  if (error instanceof RequestError && error.cause instanceof KubernetesError) return error.cause;
   if (error instanceof RequestError) {
     return new KubernetesError(
       `Kubernetes API ${where}: cannot reach ${connection.server.origin} (${error.code}) through ${connection.describe}`,
