@@ -198,7 +198,7 @@ let shared: { env: Env; client: Promise<KubernetesClient> } | undefined;
 
 /**
  * One client per process for every Kubernetes feature (sinks, reloads, the state backend), opened
- * on first use. Without a cluster or a kubeconfig, a clear error.
+ * on first use, and on the next use again when that failed. Without a cluster or a kubeconfig, a clear error.
  */
 export function kubernetesClient(env: Env, logger: Logger, options: ConnectionOptions = {}): Promise<KubernetesClient> {
   if (shared?.env === env) return shared.client;
@@ -211,6 +211,12 @@ export function kubernetesClient(env: Env, logger: Logger, options: ConnectionOp
     }
     return createKubernetesClient(connection, { logger });
   })();
-  shared = { env, client };
+  const entry = { env, client };
+  shared = entry;
+  // A failure is not kept: a kubeconfig missing or half-written at that moment would otherwise fail
+  // every later use of a long-lived daemon. Only this entry is dropped, not a newer one for another env.
+  client.catch(() => {
+    if (shared === entry) shared = undefined;
+  });
   return client;
 }

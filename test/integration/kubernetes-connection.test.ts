@@ -195,6 +195,28 @@ describe('connecting as kubectl does', () => {
     await expect(list()).resolves.toEqual([]);
   });
 
+  it('connects on a later use when the kubeconfig was missing or half-written at the first, as a long-lived daemon needs', async () => {
+    const { kubernetesClient } = await import('../../src/kubernetes/client.js');
+    // One environment for the process's life, as the daemon has.
+    const env = { KUBECONFIG: join(dir, 'config'), HOME: dir };
+    await expect(kubernetesClient(env, silentLogger())).rejects.toThrow(/no Kubernetes here/);
+    await writeFile(join(dir, 'config'), kubeconfig({ clusters: [{ name: 'c', cluster: { server: double.httpsUrl } }] }));
+    await expect(kubernetesClient(env, silentLogger())).rejects.toThrow(/has no current-context/);
+    await writeFile(
+      join(dir, 'config'),
+      kubeconfig({
+        current: 'ok',
+        contexts: [{ name: 'ok', context: { cluster: 'c', user: 'u', namespace: 'team-b' } }],
+        clusters: [{ name: 'c', cluster: { server: double.httpsUrl, 'certificate-authority-data': ca64() } }],
+        users: [{ name: 'u', user: { token: double.token } }],
+      }),
+    );
+    const client = await kubernetesClient(env, silentLogger());
+    await expect(client.list('/api/v1/namespaces/team-b/secrets')).resolves.toEqual([]);
+    // Once connected, it is the one client of the process.
+    expect(await kubernetesClient(env, silentLogger())).toBe(client);
+  });
+
   it('refuses what it cannot do safely, naming the context: auth-provider, basic auth, plain http away from loopback', async () => {
     const cases: Array<[Record<string, unknown>, Record<string, unknown>, RegExp]> = [
       [
