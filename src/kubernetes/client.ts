@@ -170,6 +170,9 @@ function translate(error: unknown, method: string, path: string, connection: Con
       },
     );
   }
+  // The credentials are had in the beforeRequest hook (an exec plugin, a token file): got wraps
+  // their failure in a RequestError, and it is that reason, not the API server's reach, to report.
+  if (error instanceof RequestError && error.cause instanceof KubernetesError) return error.cause;
   if (error instanceof RequestError) {
     return new KubernetesError(
       `Kubernetes API ${where}: cannot reach ${connection.server.origin} (${error.code}) through ${connection.describe}`,
@@ -195,7 +198,7 @@ let shared: { env: Env; client: Promise<KubernetesClient> } | undefined;
 
 /**
  * One client per process for every Kubernetes feature (sinks, reloads, the state backend), opened
- * on first use. Without a cluster or a kubeconfig, a clear error.
+ * on first use, and on the next use again when that failed. Without a cluster or a kubeconfig, a clear error.
  */
 export function kubernetesClient(env: Env, logger: Logger, options: ConnectionOptions = {}): Promise<KubernetesClient> {
   if (shared?.env === env) return shared.client;
@@ -208,6 +211,12 @@ export function kubernetesClient(env: Env, logger: Logger, options: ConnectionOp
     }
     return createKubernetesClient(connection, { logger });
   })();
-  shared = { env, client };
+  const entry = { env, client };
+  shared = entry;
+  // A failure is not kept: a kubeconfig missing or half-written at that moment would otherwise fail
+  // every later use of a long-lived daemon. Only this entry is dropped, not a newer one for another env.
+  client.catch(() => {
+    if (shared === entry) shared = undefined;
+  });
   return client;
 }

@@ -396,6 +396,28 @@ describe('the gcp-secret-manager sink and IAM', () => {
         `which ${narrow.key.client_email} lacks; grant them, for instance with the role the README gives for this sink`,
     );
   });
+
+  it('names, for a refusal, the service account of the credentials that made the call, on each endpoint', async () => {
+    // One key file path, as a mounted Secret is: an operator switches it to another service account
+    // while the daemon runs. A sink on an endpoint not used before loads the new key; its refusal is the new account's.
+    const first = await account('switched-first');
+    const second = await account('switched-second');
+    for (const one of [first, second]) d.deny(one.member, { project: PROJECT }, 'secretmanager.secrets.get');
+    const keyFile = join(dir, 'mounted-key.json');
+    await writeFile(keyFile, JSON.stringify(first.key), { mode: 0o600 });
+    const client = await open({ GOOGLE_APPLICATION_CREDENTIALS: keyFile });
+    const byName = configOf();
+    expect((await failure(client.read(byName, {}))).message).toContain(`grant secretmanager.secrets.get to ${first.key.client_email}`);
+
+    await writeFile(keyFile, JSON.stringify(second.key), { mode: 0o600 });
+    // The same double, reached by its address: another endpoint, so another gRPC client with its own credentials.
+    const byAddress = configOf({ endpoint: d.endpoint.replace(/^localhost:/, '127.0.0.1:') });
+    const from = d.requests.length;
+    const refused = await failure(client.read(byAddress, {}));
+    expect(d.requests.slice(from).map((r) => r.member)).toEqual([second.member]);
+    expect(refused.message).toContain(`grant secretmanager.secrets.get to ${second.key.client_email}`);
+    expect(refused.message).not.toContain(first.key.client_email);
+  });
 });
 
 describe('the gcp-secret-manager sink preflight', () => {

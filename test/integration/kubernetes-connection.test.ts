@@ -150,6 +150,73 @@ describe('connecting as kubectl does', () => {
     expect((await readFile(calls, 'utf8')).trim().split('\n')).toEqual([`client.authentication.k8s.io/v1 ${double.httpsUrl}/`]);
   });
 
+  it('says why the credentials could not be had, not that the API server is out of reach, and tries again on the next call', async () => {
+    // A plugin that fails until it is fixed (kubelogin with an expired login, say): its stderr is the reason.
+    const plugin = join(dir, 'plugin.mjs');
+    const broken = `#!${process.execPath}\nconsole.error('login expired; run kubectl oidc-login');\nprocess.exit(1);\n`;
+    await writeFile(plugin, broken);
+    await chmod(plugin, 0o755);
+    await writeFile(
+      join(dir, 'config'),
+      kubeconfig({
+        current: 'exec',
+        contexts: [{ name: 'exec', context: { cluster: 'c', user: 'u', namespace: 'team-a' } }],
+        clusters: [{ name: 'c', cluster: { server: double.httpsUrl, 'certificate-authority-data': ca64() } }],
+        users: [{ name: 'u', user: { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: './plugin.mjs' } } }],
+      }),
+    );
+    const { list } = await listSecrets({ KUBECONFIG: join(dir, 'config') });
+    const error = await list().then(
+      () => expect.fail('listed without credentials'),
+      (e: unknown) => e as Error & { code?: string },
+    );
+    expect(error.code).toBe('ERR_KUBERNETES');
+    expect(error.message).toMatch(/the kubeconfig exec credential plugin \.\/plugin\.mjs failed: login expired; run kubectl oidc-login/);
+    expect(error.message).not.toMatch(/cannot reach/);
+
+    // A token file that is not there (yet): its own reason, too.
+    await writeFile(
+      join(dir, 'config'),
+      kubeconfig({
+        current: 'file',
+        contexts: [{ name: 'file', context: { cluster: 'c', user: 'u' } }],
+        clusters: [{ name: 'c', cluster: { server: double.httpsUrl, 'certificate-authority-data': ca64() } }],
+        users: [{ name: 'u', user: { tokenFile: 'missing-token' } }],
+      }),
+    );
+    const file = await listSecrets({ KUBECONFIG: join(dir, 'config') });
+    await expect(file.list()).rejects.toThrow(/^cannot read the service account token .*missing-token: ENOENT$/);
+
+    // Fixed: the same client runs the plugin again, as a daemon would on its next cycle.
+    await writeFile(
+      plugin,
+      `#!${process.execPath}\nconsole.log(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: ${JSON.stringify(double.token)} } }));\n`,
+    );
+    await expect(list()).resolves.toEqual([]);
+  });
+
+  it('connects on a later use when the kubeconfig was missing or half-written at the first, as a long-lived daemon needs', async () => {
+    const { kubernetesClient } = await import('../../src/kubernetes/client.js');
+    // One environment for the process's life, as the daemon has.
+    const env = { KUBECONFIG: join(dir, 'config'), HOME: dir };
+    await expect(kubernetesClient(env, silentLogger())).rejects.toThrow(/no Kubernetes here/);
+    await writeFile(join(dir, 'config'), kubeconfig({ clusters: [{ name: 'c', cluster: { server: double.httpsUrl } }] }));
+    await expect(kubernetesClient(env, silentLogger())).rejects.toThrow(/has no current-context/);
+    await writeFile(
+      join(dir, 'config'),
+      kubeconfig({
+        current: 'ok',
+        contexts: [{ name: 'ok', context: { cluster: 'c', user: 'u', namespace: 'team-b' } }],
+        clusters: [{ name: 'c', cluster: { server: double.httpsUrl, 'certificate-authority-data': ca64() } }],
+        users: [{ name: 'u', user: { token: double.token } }],
+      }),
+    );
+    const client = await kubernetesClient(env, silentLogger());
+    await expect(client.list('/api/v1/namespaces/team-b/secrets')).resolves.toEqual([]);
+    // Once connected, it is the one client of the process.
+    expect(await kubernetesClient(env, silentLogger())).toBe(client);
+  });
+
   it('refuses what it cannot do safely, naming the context: auth-provider, basic auth, plain http away from loopback', async () => {
     const cases: Array<[Record<string, unknown>, Record<string, unknown>, RegExp]> = [
       [

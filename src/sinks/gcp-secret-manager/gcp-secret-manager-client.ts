@@ -64,7 +64,6 @@ class ChangedMeanwhile extends Error {}
 
 export function gcpSecretManagerClient(context: SinkOpenContext): SinkClient<GcpSecretManagerSinkConfig> {
   const clients = new Map<string, Promise<SecretManagerServiceClient>>();
-  let principal: Promise<string | undefined> | undefined;
 
   /**
    * Google's Application Default Credentials: GOOGLE_APPLICATION_CREDENTIALS, gcloud's
@@ -110,19 +109,21 @@ export function gcpSecretManagerClient(context: SinkOpenContext): SinkClient<Gcp
 
   /**
    * Who the credentials are, for "grant it to …", as the loaded credentials say without another
-   * call (a key's service account, a federation's impersonated one); undefined otherwise.
+   * call (a key's service account, a federation's impersonated one); undefined otherwise. Asked of
+   * the endpoint's own client each time, not kept for the sink client: each endpoint's client
+   * loaded its credentials when it was made, and a key file changed in between names another
+   * account. Cheap: GoogleAuth keeps the credentials it loaded.
    */
-  function whoAmI(config: GcpSecretManagerSinkConfig): Promise<string | undefined> {
-    principal ??= api(config)
-      .then((client) => client.auth.getClient())
-      .then((client) => {
-        const email = (client as { email?: unknown }).email;
-        if (typeof email === 'string' && email) return email;
-        const federated = (client as { getServiceAccountEmail?: () => string | null }).getServiceAccountEmail?.();
-        return federated ?? undefined;
-      })
-      .catch(() => undefined);
-    return principal;
+  async function whoAmI(config: GcpSecretManagerSinkConfig): Promise<string | undefined> {
+    try {
+      const credentials = await (await api(config)).auth.getClient();
+      const email = (credentials as { email?: unknown }).email;
+      if (typeof email === 'string' && email) return email;
+      const federated = (credentials as { getServiceAccountEmail?: () => string | null }).getServiceAccountEmail?.();
+      return federated ?? undefined;
+    } catch {
+      return undefined; // the message then says "the credentials in use"
+    }
   }
 
   function site(config: GcpSecretManagerSinkConfig, doing: string, permission: string, onProject = false): Omit<CallSite, 'principal'> {
