@@ -15,9 +15,8 @@ const argv = process.argv.slice(2);
 
 /** `--version` alone is answered before the command line parser is even loaded. */
 async function version(): Promise<number> {
-  const { readFileSync } = await import('node:fs');
-  const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-  process.stdout.write(`${version}\n`);
+  const { packageVersion } = await import('../version.js');
+  process.stdout.write(`${packageVersion()}\n`);
   return 0;
 }
 

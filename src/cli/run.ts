@@ -1,17 +1,16 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 
 import { Argument, Command, CommanderError, Option } from 'commander';
 
 import { ConfigError, RotatorError } from '../errors.js';
 import { chooseLogOutput, LOG_FORMATS, type LogFormat, setLogOutput } from '../log/logger.js';
 import { scrubSecrets } from '../secret.js';
+import { packageVersion } from '../version.js';
 import { completionScript, SHELLS } from './completion.js';
 import { commandHelp, type HelpedCommand, programHelp } from './help/command-help.js';
 import { type CliIo, EXIT } from './io.js';
 import type { GlobalOptions } from './load-runtime.js';
 import { DEFAULT_POLICY_PATH } from './policy-path.js';
-
-const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 /**
  * The emulator is a development tool with its own entry point (`token-rotator-emulator`); the
@@ -76,7 +75,7 @@ export async function run(argv: string[], given: CliIo): Promise<number> {
   let exitCode: number = EXIT.ok;
   const program = new Command('token-rotator')
     .description('Keeps API tokens rotated: regenerates the due ones with an overlap and delivers each new secret to its sinks.')
-    .version(version)
+    .version(packageVersion())
     .option('-c, --config <path>', `policy file (else ROTATOR_CONFIG, else ${DEFAULT_POLICY_PATH})`)
     .option('--dotenv <path>', 'read environment variables from this dotenv file (else ./.env when present)')
     .addOption(

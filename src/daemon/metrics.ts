@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs';
-
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 
 import { ApiError, type ApiOperation, LockLostError } from '../errors.js';
@@ -7,6 +5,7 @@ import { type DriftFinding, isRepairable } from '../policy/sink-drift.js';
 import type { ReloadOutcome } from '../reload/reload.js';
 import type { TokenOutcome, VerificationOutcome } from '../rotation/outcome.js';
 import type { WriteResult } from '../sinks/sink.js';
+import { packageVersion } from '../version.js';
 import { TokenSeries } from './token-series.js';
 
 const seconds = (iso: string) => Date.parse(iso) / 1000;
@@ -54,14 +53,6 @@ function rotationResult(outcome: TokenOutcome): (typeof ROTATION_RESULTS)[number
   if (outcome.action === 'rotated') return 'success';
   if (outcome.stage !== 'rotation') return undefined;
   return outcome.action === 'interrupted' ? 'interrupted' : outcome.action === 'failed' ? 'failure' : undefined;
-}
-
-function packageVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-  } catch {
-    return 'unknown';
-  }
 }
 
 /** The daemon's Prometheus metrics, fed from outcomes and API answers; never a secret in a label. */

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createGzip } from 'node:zlib';
 
 import { createRemoteJWKSet, jwtVerify } from 'jose';
@@ -35,8 +36,6 @@ export interface TokenApiOptions {
   nullExpiry: 'never' | 'inherit';
   requests: RecordedRequest[];
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Go's time.Parse error, as the real service words an unparseable time. */
 function goParseError(value: unknown): string {

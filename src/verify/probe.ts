@@ -1,3 +1,5 @@
+import { setTimeout as delay } from 'node:timers/promises';
+
 import got from 'got';
 
 import { followSameOriginOnly, isRedirect } from '../http/redirect-policy.js';
@@ -23,7 +25,7 @@ export async function probeNewToken(
   secret: Secret,
   options: { signal?: AbortSignal; sleep?: (ms: number) => Promise<void> } = {},
 ): Promise<ProbeResult> {
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const sleep = options.sleep ?? ((ms: number) => delay(ms));
   let last = '';
   for (let attempt = 0; attempt <= probe.retries; attempt++) {
     if (attempt > 0) await sleep(SPACING_MS[Math.min(attempt - 1, SPACING_MS.length - 1)]!);

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, rmdir, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { Clock } from '../../../clock.js';
 import { LockLostError } from '../../../errors.js';
@@ -47,8 +48,6 @@ const GUARD_STALE_MS = 10_000;
  * pid: a restarted container's process is pid 1 every time.
  */
 const heldHere = new Set<string>();
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * One rotation per name across processes that share a state folder: `<dir>/locks/<name>.lock`,

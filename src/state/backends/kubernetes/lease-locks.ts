@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { ILease } from 'kubernetes-models/coordination.k8s.io/v1/Lease';
 
@@ -32,8 +33,6 @@ export interface LeaseLockOptions {
   /** Who we are in `holderIdentity`; a test plays several processes with it. */
   identity?: () => string;
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The pod's name (a pod's host name) or the host, and the pid; a nonce tells two acquisitions of one process apart. */
 const defaultIdentity = () => `${hostname()}_${process.pid}_${randomBytes(4).toString('hex')}`;
