@@ -38,9 +38,11 @@ function formatPlan(items: PlanItem[], problems: SharedProblem[], width: number 
 
 /** The decisions `once` would take now; reads the service and the state, writes nothing. */
 export async function planCommand(options: GlobalOptions & { json?: boolean }, io: CliIo): Promise<number> {
-  const { settings, policy } = await loadRuntime(options, io);
+  const { settings, policy, env } = await loadRuntime(options, io);
   const logger = createLogger({ level: settings.logLevel });
-  const opened = await openRotationDeps(settings, logger, systemClock, io.env, {}, io.cwd);
+  // The environment with the --dotenv file's variables, as `once` has it: the sinks find their
+  // credentials and the kubeconfig there.
+  const opened = await openRotationDeps(settings, logger, systemClock, env, {}, io.cwd);
   const guarded = guardSharedDependencies(opened.deps.api);
   const entries = await planAll(policy, { ...opened.deps, api: guarded.api }, { concurrency: settings.concurrency }).finally(() =>
     opened.close(),
