@@ -398,10 +398,57 @@ describe('Kubernetes API double, raw API', () => {
     expect(JSON.stringify(double.requests)).not.toContain('canary-secret-value-0421');
     expect(double.requests.at(-1)).toEqual({
       method: 'POST',
+      verb: 'create',
       path: secrets,
       query: {},
       contentType: JSON_TYPE,
       status: 201,
     });
+  });
+
+  it('forbids what it is told to, as RBAC answers: 403 with the Status the API server gives, before the handler', async () => {
+    await api('POST', '/api/v1/namespaces/ci/secrets', secret('readable', { stringData: { token: 'x' } }));
+    double.forbidden.push({ verb: 'list', resource: 'secrets', namespace: 'ci' }, { verb: 'get', resource: 'leases' });
+    try {
+      const listed = await api('GET', '/api/v1/namespaces/ci/secrets?labelSelector=a%3Db');
+      expect(listed.status).toBe(403);
+      expect(listed.body).toEqual({
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: 'secrets is forbidden: User "token-rotator-double" cannot list resource "secrets" in API group "" in the namespace "ci"',
+        reason: 'Forbidden',
+        details: { kind: 'secrets' },
+        code: 403,
+      });
+      // Only the verb and the namespace named: a get of the same Secret, a list elsewhere, pass.
+      expect((await api('GET', '/api/v1/namespaces/ci/secrets/readable')).status).toBe(200);
+      expect((await api('GET', secrets)).status).toBe(200);
+      // A named object is quoted, and a missing one is forbidden all the same (authorization comes first).
+      const lease = await api('GET', `${leases}/nowhere`);
+      expect(lease.status).toBe(403);
+      expect(lease.body).toMatchObject({
+        message:
+          'leases.coordination.k8s.io "nowhere" is forbidden: User "token-rotator-double" cannot get resource "leases" in API group "coordination.k8s.io" in the namespace "default"',
+        details: { name: 'nowhere', group: 'coordination.k8s.io', kind: 'leases' },
+      });
+    } finally {
+      double.forbidden.length = 0;
+    }
+    expect((await api('GET', '/api/v1/namespaces/ci/secrets')).status).toBe(200);
+  });
+
+  it('logs each request with its Kubernetes verb, so a list tells from a get', async () => {
+    const before = double.requests.length;
+    await api('GET', '/api/v1/namespaces/ci/secrets?labelSelector=app.kubernetes.io%2Fmanaged-by%3Dtoken-rotator');
+    await api('GET', '/api/v1/namespaces/ci/secrets/readable');
+    await api('GET', '/version');
+    expect(double.requests.slice(before).map((r) => [r.method, r.verb])).toEqual([
+      ['GET', 'list'],
+      ['GET', 'get'],
+      ['GET', 'get'],
+    ]);
+    expect(double.requests[before]!.query).toEqual({ labelSelector: 'app.kubernetes.io/managed-by=token-rotator' });
   });
 });

@@ -173,6 +173,60 @@ describe('the kubernetes-secret sink, beyond the contract', () => {
     });
   });
 
+  describe('reads from one listing per namespace', () => {
+    const SECRET_COLLECTION = (namespace: string) => `/api/v1/namespaces/${namespace}/secrets`;
+    const requestsSince = (index: number, namespace: string) =>
+      k.double.requests.slice(index).filter((r) => r.path.startsWith(SECRET_COLLECTION(namespace)));
+    const ours = (namespace: string, name: string, value: string) =>
+      k.double.objects.put({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name, namespace, labels: { 'app.kubernetes.io/managed-by': 'token-rotator' } },
+        type: 'Opaque',
+        stringData: { token: value },
+      });
+
+    it('answers 100 concurrent reads in one namespace with exactly one LIST', async () => {
+      k.double.objects.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'hundred' } });
+      const configs = Array.from({ length: 100 }, (_, i) => configOf({ name: `s-${i}`, namespace: 'hundred' }));
+      for (const config of configs) ours('hundred', config.name, `value-${config.name}`);
+      const client = await open();
+      const before = k.double.requests.length;
+      const contents = await Promise.all(configs.map((config) => client.read(config, {})));
+      expect(contents.map((c) => c?.secret?.reveal())).toEqual(configs.map((c) => `value-${c.name}`));
+      expect(requestsSince(before, 'hundred').map((r) => `${r.verb} ${r.path}`)).toEqual(['list /api/v1/namespaces/hundred/secrets']);
+      await client.close();
+    });
+
+    it('asks again for a Secret it has read: a listing never answers the same Secret twice, so a deletion is seen at once', async () => {
+      const config = configOf({ name: 'reread', namespace: 'apps' });
+      ours('apps', 'reread', 'first');
+      const client = await open();
+      expect((await client.read(config, {}))?.secret?.reveal()).toBe('first');
+      k.double.objects.delete('secrets', 'apps', 'reread');
+      expect(await client.read(config, {})).toBeUndefined();
+      ours('apps', 'reread', 'second');
+      expect((await client.read(config, {}))?.secret?.reveal()).toBe('second');
+      await client.close();
+    });
+
+    it("reads what it has just written, from the apply's answer, never the listing from before it", async () => {
+      const config = configOf({ name: 'rewritten', namespace: 'apps' });
+      ours('apps', 'rewritten', 'old-value');
+      ours('apps', 'neighbour', 'other-value');
+      const client = await open();
+      // Reading a neighbour lists the namespace: the listing holds this Secret as it was before the write.
+      expect((await client.read(configOf({ name: 'neighbour', namespace: 'apps' }), {}))?.secret?.reveal()).toBe('other-value');
+      expect(await client.write(config, new Secret('new-value'), meta(), {})).toBe('updated');
+      const before = k.double.requests.length;
+      const after = await client.read(config, {});
+      expect(after?.secret?.reveal()).toBe('new-value');
+      expect(after?.meta).toMatchObject({ id: 'tok-2', rotationId: 'rot-1' });
+      expect(requestsSince(before, 'apps')).toEqual([]);
+      await client.close();
+    });
+  });
+
   it('names the Secret and the missing namespace when the API refuses, never the bearer', async () => {
     const config = configOf({ name: 'nowhere', namespace: 'no-such-namespace' });
     const client = await open();

@@ -40,7 +40,8 @@ function formatPlan(items: PlanItem[], problems: SharedProblem[], width: number 
 export async function planCommand(options: GlobalOptions & { json?: boolean }, io: CliIo): Promise<number> {
   const { settings, policy, env } = await loadRuntime(options, io);
   const logger = createLogger({ level: settings.logLevel });
-  // The runtime's env, not io.env: sink credentials may come from --dotenv or a NAME_FILE.
+  // The environment with the --dotenv file's variables, as `once` has it: the sinks find their
+  // credentials and the kubeconfig there.
   const opened = await openRotationDeps(settings, logger, systemClock, env, {}, io.cwd);
   const guarded = guardSharedDependencies(opened.deps.api);
   const entries = await planAll(policy, { ...opened.deps, api: guarded.api }, { concurrency: settings.concurrency }).finally(() =>

@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseYaml } from 'yaml';
 
 import type { Clock } from '../../clock.js';
+import { authorize, type ForbiddenAccess } from './access-rules.js';
 import { type ApiPath, parseApiPath } from './api-paths.js';
 import {
   aggregatedContentType,
@@ -54,6 +55,10 @@ export interface ApiHandlerOptions {
   store: ObjectStore;
   clock: Clock;
   requests: RecordedKubeRequest[];
+  /** What the bearer's user may not do; read at each request, so a test may change it between calls. */
+  forbidden: readonly ForbiddenAccess[];
+  /** The user the bearer token authenticates as, for Forbidden messages. */
+  user: string;
   /** host:port, for /api's serverAddressByClientCIDRs. */
   serverAddress: () => string;
 }
@@ -76,6 +81,7 @@ export function createApiHandler(options: ApiHandlerOptions): (req: IncomingMess
     const fieldManager = url.searchParams.get('fieldManager') ?? undefined;
     const record: RecordedKubeRequest = {
       method,
+      verb: requestVerb(method, url),
       path: url.pathname,
       query: Object.fromEntries(url.searchParams),
       ...(contentType ? { contentType } : {}),
@@ -151,6 +157,19 @@ export function createApiHandler(options: ApiHandlerOptions): (req: IncomingMess
   ): Promise<Answer> {
     const { type } = path;
     const verb = verbOf(method, path.kind, url);
+    if (verb) {
+      try {
+        authorize(options.forbidden, options.user, {
+          verb,
+          type,
+          namespace: path.namespace,
+          name: path.kind === 'object' ? path.name : '',
+        });
+      } catch (error) {
+        await readBody(req);
+        throw error;
+      }
+    }
     // A namespaced kind's cluster-wide collection is only there to be listed.
     const crossNamespace = path.kind === 'collection' && type.namespaced && path.namespace === undefined;
     if (!verb || !type.verbs.includes(verb) || (crossNamespace && verb !== 'list')) {
@@ -259,6 +278,22 @@ export function createApiHandler(options: ApiHandlerOptions): (req: IncomingMess
     if (dryRun.length === 0) return write();
     return options.store.rolledBack(write);
   }
+}
+
+/**
+ * The verb as the API server's RequestInfo names it, for the request log: a resource request's
+ * Kubernetes verb (a GET of a collection is `list`, of an object `get`), else the lowercased method.
+ */
+function requestVerb(method: string, url: URL): string {
+  let path: ApiPath;
+  try {
+    path = parseApiPath(url.pathname);
+  } catch {
+    // A malformed escape: routing answers it with its Status; the log still gets a verb.
+    return method.toLowerCase();
+  }
+  const verb = path.kind === 'collection' || path.kind === 'object' ? verbOf(method, path.kind, url) : undefined;
+  return verb ?? method.toLowerCase();
 }
 
 function verbOf(method: string, kind: 'collection' | 'object', url: URL): string | undefined {

@@ -4,6 +4,12 @@
  */
 export interface RecordedKubeRequest {
   method: string;
+  /**
+   * The Kubernetes verb, as the API server's audit log has it: `get` and `list` tell a read of one
+   * object from a read of a collection, which the method (GET for both) does not. A request that is
+   * not for a resource (discovery, /version) has its lowercased method.
+   */
+  verb: string;
   /** The URL path, without the query. */
   path: string;
   /** The query parameters (a repeated one keeps its last value). */

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 
 import { type Clock, systemClock } from '../../clock.js';
 import { isLoopbackHost } from '../../common/loopback.js';
+import type { ForbiddenAccess } from './access-rules.js';
 import { createApiHandler } from './api-handler.js';
 import { listenDualProtocol } from './dual-protocol-server.js';
 import { cloneJson, type JsonObject } from './json.js';
@@ -21,6 +22,10 @@ export interface KubernetesDoubleOptions {
   namespaces?: string[];
   /** The bearer token the double accepts; random when absent. */
   token?: string;
+  /** The user that token authenticates as, named in Forbidden messages; `token-rotator-double` when absent. */
+  user?: string;
+  /** Verbs refused with 403 Forbidden from the start; `forbidden` on the double changes them later. */
+  forbidden?: ForbiddenAccess[];
   clock?: Clock;
 }
 
@@ -58,8 +63,14 @@ export interface KubernetesDouble {
    */
   kubeconfig(options?: KubeconfigOptions): string;
   objects: KubernetesObjects;
-  /** Every request, in order, without bodies. */
+  /** Every request, in order of its answer, without bodies; `verb` tells a list from a get. */
   requests: RecordedKubeRequest[];
+  /**
+   * What the user may not do, answered 403 Forbidden with the API server's Status, as RBAC would
+   * (`{ verb: 'list', resource: 'secrets', namespace: 'apps' }`). Read at every request: push to it
+   * or empty it between calls.
+   */
+  forbidden: ForbiddenAccess[];
   close(): Promise<void>;
 }
 
@@ -80,13 +91,23 @@ export async function startKubernetesDouble(options: KubernetesDoubleOptions = {
   const store = new ObjectStore();
   const registry = new Registry(store, clock);
   const requests: RecordedKubeRequest[] = [];
+  const forbidden: ForbiddenAccess[] = [...(options.forbidden ?? [])];
 
   for (const name of new Set(['default', ...(options.namespaces ?? [])])) {
     registry.seed({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
   }
 
   let serverAddress = '';
-  const handle = createApiHandler({ token, registry, store, clock, requests, serverAddress: () => serverAddress });
+  const handle = createApiHandler({
+    token,
+    registry,
+    store,
+    clock,
+    requests,
+    forbidden,
+    user: options.user ?? 'token-rotator-double',
+    serverAddress: () => serverAddress,
+  });
   const tls = selfSignedCertificate(
     [...new Set(['127.0.0.1', '::1', host])].filter((h) => h !== 'localhost'),
     ['localhost'],
@@ -131,6 +152,7 @@ export async function startKubernetesDouble(options: KubernetesDoubleOptions = {
       delete: (resource, namespace, name) => store.remove(typeNamed(resource), namespace, name),
     },
     requests,
+    forbidden,
     close: () => server.close(),
   };
 }

@@ -1,6 +1,6 @@
 import type { ISecret } from 'kubernetes-models/v1/Secret';
 
-import { SinkError } from '../../errors.js';
+import { KubernetesError, SinkError } from '../../errors.js';
 import { kubernetesClient } from '../../kubernetes/client.js';
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../../kubernetes/names.js';
 import { Secret } from '../../secret.js';
@@ -8,6 +8,7 @@ import { parseFileContent, renderFile } from '../file/file-format.js';
 import type { SinkClient, SinkOpenContext, StoredTokenMeta, TokenMeta } from '../sink.js';
 import { metadataValues, storedMetadata } from '../token-metadata.js';
 import { describeKubernetesSecret, type KubernetesSecretSinkConfig } from './kubernetes-secret-config.js';
+import { SecretListings } from './secret-listings.js';
 
 /** Beside the secret, never in it: what drift repair and a lost state are recovered from. */
 export const ANNOTATIONS = {
@@ -18,21 +19,50 @@ export const ANNOTATIONS = {
   rotatedAt: 'token-rotator.io/rotated-at',
 } as const;
 
-const secretPath = (config: KubernetesSecretSinkConfig) =>
-  `/api/v1/namespaces/${encodeURIComponent(config.namespace)}/secrets/${encodeURIComponent(config.name)}`;
+const secretsPath = (namespace: string) => `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets`;
+const secretPath = (config: KubernetesSecretSinkConfig) => `${secretsPath(config.namespace)}/${encodeURIComponent(config.name)}`;
 const describe = describeKubernetesSecret;
 
 export function kubernetesSecretClient(context: SinkOpenContext): SinkClient<KubernetesSecretSinkConfig> {
   const api = () => kubernetesClient(context.env, context.logger);
 
+  const listings = new SecretListings({
+    async list(namespace, signal) {
+      try {
+        // Only ours: a namespace's other Secrets are none of the rotator's business, and the label
+        // keeps the answer small. The client encodes the selector as a query parameter.
+        return await (await api()).list<ISecret>(secretsPath(namespace), { labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`, signal });
+      } catch (error) {
+        if (error instanceof KubernetesError && error.status === 403) return 'forbidden';
+        throw error;
+      }
+    },
+    onForbidden(namespace) {
+      context.logger.info(
+        { namespace },
+        `cannot list Secrets in ${namespace} (403 Forbidden): reading each Secret there by name; granting list on secrets in ${namespace} saves a request per Secret at every check`,
+      );
+    },
+  });
+
+  /** By name, as a write, a preflight and a Secret no listing holds need it. */
   async function current(config: KubernetesSecretSinkConfig, signal: AbortSignal | undefined): Promise<ISecret | undefined> {
-    return (await api()).get<ISecret>(secretPath(config), { signal });
+    const secret = await (await api()).get<ISecret>(secretPath(config), { signal });
+    listings.readByName(config.namespace, config.name);
+    return secret;
+  }
+
+  /** For a check: from the namespace's listing when it holds the Secret, else by name (missing, another tool's). */
+  async function seen(config: KubernetesSecretSinkConfig, signal: AbortSignal | undefined): Promise<ISecret | undefined> {
+    return (await listings.lookup(config.namespace, config.name, signal)) ?? current(config, signal);
   }
 
   return {
     async write(config, secret, meta, { signal }) {
       signal?.throwIfAborted();
       const content = render(config, secret, meta);
+      // By name, never from a listing: whether it is ours, its type, whether it holds this already,
+      // are decided on what the Secret is at the moment of writing.
       const existing = await guarded(config, () => current(config, signal));
       if (existing) {
         refuseForeign(config, existing);
@@ -45,15 +75,17 @@ export function kubernetesSecretClient(context: SinkOpenContext): SinkClient<Kub
       }
       signal?.throwIfAborted();
       // Forced: the Secret is ours (or adopted), and a `kubectl edit` of its key must not block the repair.
-      await guarded(config, async () =>
-        (await api()).patch(secretPath(config), applied(config, content, meta), 'apply', { force: true, signal }),
+      const stored = await guarded(config, async () =>
+        (await api()).patch<ISecret>(secretPath(config), applied(config, content, meta), 'apply', { force: true, signal }),
       );
+      // What the API server stored: the read that verifies this delivery sees it, not an older listing.
+      listings.wrote(config.namespace, config.name, stored);
       return existing ? 'updated' : 'created';
     },
 
     async read(config, { signal }) {
       signal?.throwIfAborted();
-      const existing = await guarded(config, () => current(config, signal));
+      const existing = await guarded(config, () => seen(config, signal));
       if (!existing) return undefined;
       const data = existing.data?.[config.key];
       const unowned = foreignReason(config, existing);
@@ -79,7 +111,9 @@ export function kubernetesSecretClient(context: SinkOpenContext): SinkClient<Kub
       );
     },
 
-    async close() {},
+    async close() {
+      listings.close();
+    },
   };
 }
 

@@ -1,0 +1,182 @@
+import type { ISecret } from 'kubernetes-models/v1/Secret';
+
+import { type SharedRequest, shareRequest } from '../../common/shared-request.js';
+
+/** How long after it was requested a listing may still answer a Secret never read since (see SecretListings). */
+export const LISTING_FRESH_MS = 5_000;
+
+export interface SecretListingsOptions {
+  /** One LIST of the namespace's Secrets that carry our label; `forbidden` for a 403. */
+  list(namespace: string, signal: AbortSignal): Promise<ISecret[] | 'forbidden'>;
+  /** Once per namespace whose LIST was refused: its Secrets are read by name from then on. */
+  onForbidden(namespace: string): void;
+  /** Monotonic milliseconds (performance.now()); tests move it. */
+  now?: () => number;
+}
+
+/** A Secret as a listing or our own apply's answer showed it: `seq` orders it among everything this client saw. */
+interface Seen {
+  secret: ISecret;
+  seq: number;
+  at: number;
+}
+
+interface Namespace {
+  /** The LIST was refused (403): reads there go by name for the rest of the process, as before listings. */
+  forbidden: boolean;
+  seen: Map<string, Seen>;
+  /** Per Secret, the `seq` when this client last answered for it, read it by name or wrote it. */
+  answered: Map<string, number>;
+  /** The newest listing merged: an older one answering late must not bring back what it had. */
+  merged: number;
+  /** The newest listing in flight; one a read could not join may still be out, counted in `outstanding`. */
+  flight?: { seq: number; request: SharedRequest<'listed' | 'forbidden'> };
+  outstanding: number;
+  pruning?: ReturnType<typeof setTimeout>;
+}
+
+/**
+ * The Secrets this sink client last saw in each namespace, from one LIST by our label, so that a
+ * check reads a namespace with one request instead of a GET per Secret: reads scale with
+ * destinations, not tokens.
+ *
+ * The freshness rule: a listing answers a read of a Secret only if it was requested after this
+ * client last answered for that Secret (or read it by name, or wrote it), and at most
+ * LISTING_FRESH_MS after it was requested.
+ *
+ * - The first half is the round boundary. A read carries no round (the sink API gives it none),
+ *   and the daemon checks each token on its own schedule, as often as every second: a plain time
+ *   window would let checks within it see a deleted Secret still there. Per Secret instead, the
+ *   next check of a token always gets a listing (or a GET) that left after its previous check read,
+ *   so drift between two checks is seen by the second, however soon it comes; yet the reads of many
+ *   tokens checked side by side (a `once`, `plan` or `status` run, a daemon tick) share one listing.
+ * - The second half bounds how old a first read's answer may be: a state from at most 5 s before
+ *   the read, as if its GET had taken 5 s. A change inside that window is seen by the next check,
+ *   never hidden. 5 s covers a run's reads of thousands of tokens with a listing or two, and keeps
+ *   the other Secrets' data (the listing holds it) in memory no longer than that.
+ *
+ * Reads that must wait share the listing in flight when it qualifies, else start one: a hundred
+ * reads at once make one LIST. Our own apply's answer replaces the Secret's entry, newer than any
+ * listing sent before it, so a read after our write sees what we wrote. A Secret not in the
+ * listing (missing, or not labelled ours: another tool's, one to adopt) gets no answer here; the
+ * caller reads it by name, as before.
+ */
+export class SecretListings {
+  readonly #options: SecretListingsOptions;
+  readonly #now: () => number;
+  readonly #namespaces = new Map<string, Namespace>();
+  /** Orders every listing sent, every write answered and every answer given. */
+  #seq = 0;
+
+  constructor(options: SecretListingsOptions) {
+    this.#options = options;
+    this.#now = options.now ?? (() => performance.now());
+  }
+
+  /** The Secret from a listing; undefined when no listing can say (not in it, or list forbidden): read it by name. */
+  async lookup(namespace: string, name: string, signal?: AbortSignal): Promise<ISecret | undefined> {
+    const ns = this.#namespace(namespace);
+    if (ns.forbidden) return undefined;
+    const floor = ns.answered.get(name) ?? 0;
+    const held = ns.seen.get(name);
+    if (held && held.seq > floor && this.#now() - held.at < LISTING_FRESH_MS) return this.#answer(ns, name, held);
+
+    let flight = ns.flight;
+    if (!flight || flight.seq <= floor || flight.request.aborted) flight = this.#startListing(namespace, ns);
+    const outcome = await flight.request.join(signal);
+    if (outcome === 'forbidden') return undefined;
+    // Requested after this Secret's last answer, just answered: as new as a GET would be.
+    const listed = ns.seen.get(name);
+    return listed && listed.seq >= flight.seq ? this.#answer(ns, name, listed) : undefined;
+  }
+
+  /** A GET by name answered: no listing requested before it may answer for this Secret any more. */
+  readByName(namespace: string, name: string): void {
+    const ns = this.#namespace(namespace);
+    ns.seen.delete(name);
+    ns.answered.set(name, this.#seq);
+  }
+
+  /** Our apply's answer: what the Secret holds now, newer than any listing sent before it. */
+  wrote(namespace: string, name: string, secret: ISecret): void {
+    const ns = this.#namespace(namespace);
+    if (ns.forbidden) return;
+    ns.seen.set(name, { secret, seq: ++this.#seq, at: this.#now() });
+    this.#schedulePrune(ns);
+  }
+
+  close(): void {
+    for (const ns of this.#namespaces.values()) {
+      clearTimeout(ns.pruning);
+      ns.flight?.request.abort();
+    }
+    this.#namespaces.clear();
+  }
+
+  #namespace(namespace: string): Namespace {
+    let ns = this.#namespaces.get(namespace);
+    if (!ns) this.#namespaces.set(namespace, (ns = { forbidden: false, seen: new Map(), answered: new Map(), merged: 0, outstanding: 0 }));
+    return ns;
+  }
+
+  #answer(ns: Namespace, name: string, seen: Seen): ISecret {
+    ns.answered.set(name, this.#seq);
+    return seen.secret;
+  }
+
+  #startListing(namespace: string, ns: Namespace): NonNullable<Namespace['flight']> {
+    const seq = ++this.#seq;
+    const at = this.#now();
+    ns.outstanding++;
+    const request = shareRequest(async (signal) => {
+      try {
+        const items = await this.#options.list(namespace, signal);
+        if (items !== 'forbidden') {
+          this.#merge(ns, seq, at, items);
+          return 'listed' as const;
+        }
+        if (!ns.forbidden) {
+          ns.forbidden = true;
+          ns.seen.clear();
+          this.#options.onForbidden(namespace);
+        }
+        return 'forbidden' as const;
+      } finally {
+        ns.outstanding--;
+        if (ns.flight?.seq === seq) ns.flight = undefined;
+      }
+    });
+    const flight = { seq, request };
+    ns.flight = flight;
+    return flight;
+  }
+
+  #merge(ns: Namespace, seq: number, at: number, items: ISecret[]): void {
+    if (seq < ns.merged) return;
+    ns.merged = seq;
+    // Not in this listing: gone, or no longer labelled ours; unless we wrote it after the listing left.
+    for (const [name, held] of ns.seen) if (held.seq < seq) ns.seen.delete(name);
+    for (const secret of items) {
+      const name = secret.metadata?.name;
+      if (!name) continue;
+      const held = ns.seen.get(name);
+      if (!held || held.seq < seq) ns.seen.set(name, { secret, seq, at });
+    }
+    this.#schedulePrune(ns);
+  }
+
+  /** Drops what no read may use any more: other Secrets' data stays in memory no longer than it can serve. */
+  #schedulePrune(ns: Namespace): void {
+    if (ns.pruning) return;
+    ns.pruning = setTimeout(() => {
+      ns.pruning = undefined;
+      const now = this.#now();
+      for (const [name, held] of ns.seen) if (now - held.at >= LISTING_FRESH_MS) ns.seen.delete(name);
+      if (ns.seen.size > 0) this.#schedulePrune(ns);
+      // With nothing held and nothing in flight, every future listing is newer than every answer given.
+      else if (ns.outstanding === 0) ns.answered.clear();
+    }, LISTING_FRESH_MS);
+    // Never what keeps a run's process alive.
+    ns.pruning.unref();
+  }
+}
