@@ -237,4 +237,26 @@ describe('the kubernetes-secret sink, beyond the contract', () => {
     expect(error?.message).toMatch(/kubernetes-secret no-such-namespace\/nowhere\[token\].*404 NotFound/);
     expect(String(error?.stack)).not.toContain(k.double.token);
   });
+
+  it('says what it could not do when the API server refuses: read or write, not "reach"', async () => {
+    const config = configOf({ name: `refused-${++count}`, namespace: 'apps' });
+    const client = await open();
+    k.double.forbidden.push({ verb: 'get', resource: 'secrets', namespace: 'apps' });
+    try {
+      const failed = (call: Promise<unknown>) =>
+        call.then(
+          () => undefined,
+          (e: unknown) => (e as Error).message,
+        );
+      const writing = await failed(client.write(config, new Secret('s-refused'), meta(), {}));
+      const checking = await failed(client.preflight!(config, {}));
+      expect(writing).toMatch(/^cannot write kubernetes-secret apps\/refused-\d+\[token\]: .*403 Forbidden/);
+      expect(checking).toMatch(/^cannot write kubernetes-secret apps\/refused-\d+\[token\]: .*403 Forbidden/);
+      // The secret was never the problem, and the server was reached.
+      for (const message of [writing, checking]) expect(message).not.toMatch(/cannot reach/);
+    } finally {
+      k.double.forbidden.length = 0;
+    }
+    await client.close();
+  });
 });

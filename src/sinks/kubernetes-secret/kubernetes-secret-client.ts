@@ -63,7 +63,7 @@ export function kubernetesSecretClient(context: SinkOpenContext): SinkClient<Kub
       const content = render(config, secret, meta);
       // By name, never from a listing: whether it is ours, its type, whether it holds this already,
       // are decided on what the Secret is at the moment of writing.
-      const existing = await guarded(config, () => current(config, signal));
+      const existing = await guarded(config, 'write', () => current(config, signal));
       if (existing) {
         refuseForeign(config, existing);
         if (existing.type && existing.type !== config.secretType) {
@@ -75,7 +75,7 @@ export function kubernetesSecretClient(context: SinkOpenContext): SinkClient<Kub
       }
       signal?.throwIfAborted();
       // Forced: the Secret is ours (or adopted), and a `kubectl edit` of its key must not block the repair.
-      const stored = await guarded(config, async () =>
+      const stored = await guarded(config, 'write', async () =>
         (await api()).patch<ISecret>(secretPath(config), applied(config, content, meta), 'apply', { force: true, signal }),
       );
       // What the API server stored: the read that verifies this delivery sees it, not an older listing.
@@ -85,7 +85,7 @@ export function kubernetesSecretClient(context: SinkOpenContext): SinkClient<Kub
 
     async read(config, { signal }) {
       signal?.throwIfAborted();
-      const existing = await guarded(config, () => seen(config, signal));
+      const existing = await guarded(config, 'read', () => seen(config, signal));
       if (!existing) return undefined;
       const data = existing.data?.[config.key];
       const unowned = foreignReason(config, existing);
@@ -98,11 +98,11 @@ export function kubernetesSecretClient(context: SinkOpenContext): SinkClient<Kub
 
     async preflight(config, { signal }) {
       signal?.throwIfAborted();
-      const existing = await guarded(config, () => current(config, signal));
+      const existing = await guarded(config, 'write', () => current(config, signal));
       if (existing) refuseForeign(config, existing);
       // A dry run: the API server authorizes and validates the very apply a rotation sends, and stores nothing.
       const probe: TokenMeta = { name: 'preflight', id: 'preflight', expiresAt: null, rotationId: 'preflight', rotatedAt: new Date(0) };
-      await guarded(config, async () =>
+      await guarded(config, 'write', async () =>
         (await api()).patch(secretPath(config), applied(config, render(config, PREFLIGHT_VALUE, probe), probe), 'apply', {
           force: true,
           dryRun: true,
@@ -181,12 +181,15 @@ function applied(config: KubernetesSecretSinkConfig, content: string, meta: Toke
 
 const storedMeta = (annotations: Record<string, string>): StoredTokenMeta => storedMetadata(annotations, ANNOTATIONS);
 
-/** Kubernetes errors become sink errors naming the Secret; an abort stays an abort. */
-async function guarded<T>(config: KubernetesSecretSinkConfig, call: () => Promise<T>): Promise<T> {
+/**
+ * Kubernetes errors become sink errors naming the Secret and what could not be done with it; the
+ * API error says why (unreachable, refused, invalid). An abort stays an abort.
+ */
+async function guarded<T>(config: KubernetesSecretSinkConfig, doing: 'read' | 'write', call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
     if ((error as Error)?.name === 'AbortError' || error instanceof SinkError) throw error;
-    throw new SinkError(`cannot reach ${describe(config)}: ${(error as Error).message}`, { cause: error });
+    throw new SinkError(`cannot ${doing} ${describe(config)}: ${(error as Error).message}`, { cause: error });
   }
 }
