@@ -70,3 +70,27 @@ it.each(Object.keys(givenIn) as Array<keyof typeof givenIn>)('plan reads a Vault
   expect(item.drift).toEqual([]);
   expectNoLeak({ 'once stderr': once.stderr, 'plan stdout': plan.stdout, 'plan stderr': plan.stderr }, [vaultToken]);
 });
+
+it('plan exits 1, as once does, when a sink cannot be read: the plan of that token is not whole', async () => {
+  await appendFile(fx.envFile, `VAULT_TOKEN=${vaultToken}\n`);
+  const token = fx.emulator.store.add({ name: `ingest-${++tokens}`, expiresAt: new Date(Date.now() + 60 * DAY) });
+  await writePolicy(fx.dir, {
+    version: 1,
+    tokens: [{ name: token.name, id: token.id, sinks: [{ type: 'vault', address: vault.url, path: `apps/${token.name}` }] }],
+  });
+  const first = await cli('once');
+  expect(first.code, first.stderr).toBe(0);
+
+  // Vault's operator takes read away: the rotator can no longer tell what the sink holds.
+  vault.policy('token-rotator', `path "secret/data/apps/*" {\n  capabilities = ["create", "update"]\n}\n`);
+  try {
+    const plan = await cli('plan', '--json');
+    const [item] = itemsOf(plan.stdout, 'PlanResult');
+    expect(item).toMatchObject({ name: token.name, action: 'skip', drift: [expect.objectContaining({ kind: 'unreadable' })] });
+    expect(plan.code).toBe(1);
+    const once = await cli('once');
+    expect(once.code).toBe(1);
+  } finally {
+    vault.policy('token-rotator', sinkPolicy('secret', 'apps/*'));
+  }
+});

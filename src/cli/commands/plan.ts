@@ -56,5 +56,7 @@ export async function planCommand(options: GlobalOptions & { json?: boolean }, i
       : formatPlan(items, problems, terminalWidth(io.stdout)),
   );
   if (problems.length > 0 && items.every((i) => i.result === 'failed')) return EXIT.dependency;
-  return items.some((i) => i.result === 'failed') ? EXIT.failed : EXIT.ok;
+  // A sink that cannot be read leaves that token's plan incomplete, and makes `once` exit 1 too.
+  const incomplete = (i: PlanItem) => i.result === 'failed' || i.drift.some((d) => d.kind === 'unreadable');
+  return items.some(incomplete) ? EXIT.failed : EXIT.ok;
 }

@@ -22,7 +22,10 @@ const HELP = {
   plan: {
     examples: ['token-rotator plan', 'token-rotator plan --json | jq \'.items[] | select(.action == "rotate")\''],
     variables: 'network',
-    exits: { ok: 'the plan was made (whatever it says is due)' },
+    exits: {
+      ok: 'the plan was made (whatever it says is due)',
+      failed: 'a token could not be checked, or one of its sinks could not be read',
+    },
   },
   daemon: {
     examples: [
