@@ -32,12 +32,23 @@ function prefixHash(text: string, at = 0): number {
   return hash;
 }
 
+/**
+ * A value as it may appear in output: as itself, and as a JSON string escapes it (a quote, a
+ * backslash, a control character), since log lines are scrubbed after they are serialised.
+ */
+function formsOf(value: string): string[] {
+  const escaped = JSON.stringify(value).slice(1, -1);
+  return escaped === value ? [value] : [value, escaped];
+}
+
 function remember(value: string): void {
   if (value.length < MIN_SCRUB_LENGTH) return;
   knownSecretValues.delete(value);
   knownSecretValues.add(value);
-  const hash = prefixHash(value);
-  byPrefixHash.set(hash, (byPrefixHash.get(hash) ?? new Set()).add(value));
+  for (const form of formsOf(value)) {
+    const hash = prefixHash(form);
+    byPrefixHash.set(hash, (byPrefixHash.get(hash) ?? new Set()).add(form));
+  }
   if (knownSecretValues.size > MAX_KNOWN_SECRETS) {
     const oldest = knownSecretValues.values().next().value;
     if (oldest !== undefined) forget(oldest);
@@ -46,16 +57,18 @@ function remember(value: string): void {
 
 function forget(value: string): void {
   knownSecretValues.delete(value);
-  const hash = prefixHash(value);
-  const bucket = byPrefixHash.get(hash);
-  bucket?.delete(value);
-  if (bucket?.size === 0) byPrefixHash.delete(hash);
+  for (const form of formsOf(value)) {
+    const hash = prefixHash(form);
+    const bucket = byPrefixHash.get(hash);
+    bucket?.delete(form);
+    if (bucket?.size === 0) byPrefixHash.delete(hash);
+  }
 }
 
 /** The known values that occur in `text`. */
 function valuesIn(text: string): string[] {
   if (knownSecretValues.size === 0 || text.length < MIN_SCRUB_LENGTH) return [];
-  if (knownSecretValues.size <= INDEX_FROM) return [...knownSecretValues].filter((value) => text.includes(value));
+  if (knownSecretValues.size <= INDEX_FROM) return [...knownSecretValues].flatMap(formsOf).filter((form) => text.includes(form));
   let found: Set<string> | undefined;
   let hash = prefixHash(text);
   for (let at = 0; ; at++) {

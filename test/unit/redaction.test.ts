@@ -68,6 +68,21 @@ describe('logger', () => {
   });
 });
 
+describe('a secret with characters JSON escapes', () => {
+  it.each([
+    ['a quote', 'canary"quoted"secret-0106'],
+    ['a backslash', 'canary\\back\\slash-0107'],
+    ['a control character', 'canary\tcontrol-secret-0108'],
+  ])('is scrubbed from a log line, where it appears escaped (%s)', (_what, value) => {
+    const secret = new Secret(value);
+    const { lines, logger } = capture();
+    logger.error({ detail: `the peer said ${secret.reveal()}` }, 'a forgotten path');
+    const line = lines.join('');
+    expect(line).toContain('[REDACTED]');
+    expectNoLeak({ log: line }, [value, JSON.stringify(value).slice(1, -1)]);
+  });
+});
+
 describe('scrubSecrets', () => {
   it('leaves short values alone so that ordinary words are not mangled', () => {
     new Secret('abc');
@@ -83,7 +98,7 @@ describe('scrubSecrets', () => {
     for (const value of many) expect(scrubSecrets(`a ${value}`)).toBe('a [REDACTED]');
   });
 
-  it('finds values of any characters at every position, as a plain search does (a thousand values, seeded)', () => {
+  it('finds values of any characters at every position of a line (a thousand values, seeded)', () => {
     let seed = 20261122;
     const random = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
     // Few distinct characters, so that many windows share a hash bucket or almost match a value.
