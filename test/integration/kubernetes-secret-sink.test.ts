@@ -210,7 +210,7 @@ describe('the kubernetes-secret sink, beyond the contract', () => {
       await client.close();
     });
 
-    it("reads what it has just written, from the apply's answer, never the listing from before it", async () => {
+    it('reads what it has just written from a listing requested after the write, never the listing from before it', async () => {
       const config = configOf({ name: 'rewritten', namespace: 'apps' });
       ours('apps', 'rewritten', 'old-value');
       ours('apps', 'neighbour', 'other-value');
@@ -222,7 +222,8 @@ describe('the kubernetes-secret sink, beyond the contract', () => {
       const after = await client.read(config, {});
       expect(after?.secret?.reveal()).toBe('new-value');
       expect(after?.meta).toMatchObject({ id: 'tok-2', rotationId: 'rot-1' });
-      expect(requestsSince(before, 'apps')).toEqual([]);
+      // One new listing: a deletion between our write and this read would be seen.
+      expect(requestsSince(before, 'apps')).toHaveLength(1);
       await client.close();
     });
   });
@@ -241,19 +242,26 @@ describe('the kubernetes-secret sink, beyond the contract', () => {
   it('says what it could not do when the API server refuses: read or write, not "reach"', async () => {
     const config = configOf({ name: `refused-${++count}`, namespace: 'apps' });
     const client = await open();
-    k.double.forbidden.push({ verb: 'get', resource: 'secrets', namespace: 'apps' });
+    const failed = (call: Promise<unknown>) =>
+      call.then(
+        () => undefined,
+        (e: unknown) => (e as Error).message,
+      );
     try {
-      const failed = (call: Promise<unknown>) =>
-        call.then(
-          () => undefined,
-          (e: unknown) => (e as Error).message,
-        );
+      // A write reads the Secret first (is it ours, of the right type, holding this already?).
+      k.double.forbidden.push({ verb: 'get', resource: 'secrets', namespace: 'apps' });
+      const reading = await failed(client.write(config, new Secret('s-refused'), meta(), {}));
+      const checkingRead = await failed(client.preflight!(config, {}));
+      k.double.forbidden.length = 0;
+      k.double.forbidden.push({ verb: 'patch', resource: 'secrets', namespace: 'apps' });
       const writing = await failed(client.write(config, new Secret('s-refused'), meta(), {}));
-      const checking = await failed(client.preflight!(config, {}));
-      expect(writing).toMatch(/^cannot write kubernetes-secret apps\/refused-\d+\[token\]: .*403 Forbidden/);
-      expect(checking).toMatch(/^cannot write kubernetes-secret apps\/refused-\d+\[token\]: .*403 Forbidden/);
-      // The secret was never the problem, and the server was reached.
-      for (const message of [writing, checking]) expect(message).not.toMatch(/cannot reach/);
+      const checkingWrite = await failed(client.preflight!(config, {}));
+      for (const message of [reading, checkingRead])
+        expect(message).toMatch(/^cannot read kubernetes-secret apps\/refused-\d+\[token\]: .*403 Forbidden.*cannot get/);
+      for (const message of [writing, checkingWrite])
+        expect(message).toMatch(/^cannot write kubernetes-secret apps\/refused-\d+\[token\]: .*403 Forbidden.*cannot patch/);
+      // The server was reached: it refused.
+      for (const message of [reading, checkingRead, writing, checkingWrite]) expect(message).not.toMatch(/cannot reach/);
     } finally {
       k.double.forbidden.length = 0;
     }

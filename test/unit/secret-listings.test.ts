@@ -1,7 +1,7 @@
 import type { ISecret } from 'kubernetes-models/v1/Secret';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 
-import { LISTING_FRESH_MS, SecretListings } from '../../src/sinks/kubernetes-secret/secret-listings.js';
+import { LISTING_FRESH_MS, LISTING_RETRY_MS, SecretListings } from '../../src/sinks/kubernetes-secret/secret-listings.js';
 
 const secret = (name: string, value = name): ISecret => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, data: { token: value } });
 const valueOf = (s: ISecret | undefined) => s?.data?.token;
@@ -11,6 +11,7 @@ function fakeApi() {
   const calls: Array<{ namespace: string; signal: AbortSignal; answer(items: ISecret[] | 'forbidden'): void; fail(e: Error): void }> = [];
   let now = 0;
   const forbidden: string[] = [];
+  const failed: string[] = [];
   const listings = new SecretListings({
     list: (namespace, signal) =>
       new Promise((resolve, reject) => {
@@ -18,9 +19,10 @@ function fakeApi() {
         signal.addEventListener('abort', () => reject(Object.assign(new Error('aborted'), { name: 'AbortError' })));
       }),
     onForbidden: (namespace) => forbidden.push(namespace),
+    onListFailed: (namespace) => failed.push(namespace),
     now: () => now,
   });
-  return { listings, calls, forbidden, advance: (ms: number) => (now += ms) };
+  return { listings, calls, forbidden, failed, advance: (ms: number) => (now += ms) };
 }
 
 describe('SecretListings', () => {
@@ -68,8 +70,9 @@ describe('SecretListings', () => {
     api.calls[2]!.answer([secret('b', 'new')]);
     api.calls[1]!.answer([secret('b', 'stale')]);
     expect(valueOf(await b)).toBe('new');
-    // The older listing's own reader gets the newest the client knows, not what its listing said.
-    expect(valueOf(await other)).toBe('new');
+    // The older listing's own reader never gets what its listing said; the newer answer went to b,
+    // and an entry answers one read, so it reads b by name.
+    expect(await other).toBeUndefined();
   });
 
   it('an older listing answering late never brings back what a newer one lacks', async () => {
@@ -92,13 +95,52 @@ describe('SecretListings', () => {
     expect(await x).toBeUndefined();
   });
 
-  it("our write's answer stands over a listing that left before it", async () => {
+  it('after our write, only a listing requested after it answers for the Secret: a deletion right after is seen', async () => {
     api = fakeApi();
     const inFlight = api.listings.lookup('apps', 'neighbour');
-    api.listings.wrote('apps', 'mine', secret('mine', 'written'));
+    api.listings.wrote('apps', 'mine');
     api.calls[0]!.answer([secret('neighbour'), secret('mine', 'before-the-write')]);
     await inFlight;
-    expect(valueOf(await api.listings.lookup('apps', 'mine'))).toBe('written');
+    const afterWrite = api.listings.lookup('apps', 'mine');
+    expect(api.calls).toHaveLength(2);
+    // Deleted by someone between our write and this read: not there, so it is read by name.
+    api.calls[1]!.answer([secret('neighbour')]);
+    expect(await afterWrite).toBeUndefined();
+  });
+
+  it('an entry answers one read and is dropped, and what no read took is dropped when its window ends', async () => {
+    vi.useFakeTimers();
+    try {
+      api = fakeApi();
+      const read = api.listings.lookup('apps', 'a');
+      api.calls[0]!.answer([secret('a'), secret('unread-by-anyone')]);
+      expect(valueOf(await read)).toBe('a');
+      // A second read of a within the window needs a newer listing: the entry is gone.
+      void api.listings.lookup('apps', 'a');
+      expect(api.calls).toHaveLength(2);
+      api.calls[1]!.answer([secret('a')]);
+      // The unread neighbour from the first listing is dropped when that listing's window ends, not later.
+      api.advance(LISTING_FRESH_MS);
+      await vi.advanceTimersByTimeAsync(LISTING_FRESH_MS);
+      const late = api.listings.lookup('apps', 'unread-by-anyone');
+      expect(api.calls).toHaveLength(3);
+      api.calls[2]!.answer([]);
+      expect(await late).toBeUndefined();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('does not join a listing in flight requested more than the window ago', async () => {
+    api = fakeApi();
+    const slow = api.listings.lookup('apps', 'a');
+    api.advance(LISTING_FRESH_MS);
+    const later = api.listings.lookup('apps', 'b');
+    expect(api.calls).toHaveLength(2);
+    api.calls[1]!.answer([secret('b', 'fresh')]);
+    expect(valueOf(await later)).toBe('fresh');
+    api.calls[0]!.answer([secret('a')]);
+    await slow;
   });
 
   it('a reader that gives up leaves the listing to the others; when all give up, the LIST is aborted', async () => {
@@ -138,11 +180,16 @@ describe('SecretListings', () => {
     expect(valueOf(await elsewhere)).toBe('a');
   });
 
-  it('a failed LIST fails its readers, and the next read tries again', async () => {
+  it('a LIST that fails (too large, a server error) sends its readers to read by name, and is tried again after a while', async () => {
     api = fakeApi();
-    const failing = api.listings.lookup('apps', 'a');
-    api.calls[0]!.fail(new Error('500 InternalError'));
-    await expect(failing).rejects.toThrow('500 InternalError');
+    const failing = [api.listings.lookup('apps', 'a'), api.listings.lookup('apps', 'b')];
+    api.calls[0]!.fail(new Error('response too large'));
+    expect(await Promise.all(failing)).toEqual([undefined, undefined]);
+    expect(api.failed).toEqual(['apps']);
+    // Not a LIST per read meanwhile: a namespace too large to list would be listed at every read.
+    expect(await api.listings.lookup('apps', 'c')).toBeUndefined();
+    expect(api.calls).toHaveLength(1);
+    api.advance(LISTING_RETRY_MS);
     const retry = api.listings.lookup('apps', 'a');
     api.calls[1]!.answer([secret('a')]);
     expect(valueOf(await retry)).toBe('a');

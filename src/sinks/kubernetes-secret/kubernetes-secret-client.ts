@@ -37,6 +37,9 @@ export function kubernetesSecretClient(context: SinkOpenContext): SinkClient<Kub
         throw error;
       }
     },
+    onListFailed(namespace, error) {
+      context.logger.warn({ namespace, err: error }, `cannot list Secrets in ${namespace}: reading each Secret there by name for a minute`);
+    },
     onForbidden(namespace) {
       context.logger.info(
         { namespace },
@@ -63,7 +66,7 @@ export function kubernetesSecretClient(context: SinkOpenContext): SinkClient<Kub
       const content = render(config, secret, meta);
       // By name, never from a listing: whether it is ours, its type, whether it holds this already,
       // are decided on what the Secret is at the moment of writing.
-      const existing = await guarded(config, 'write', () => current(config, signal));
+      const existing = await guarded(config, 'read', () => current(config, signal));
       if (existing) {
         refuseForeign(config, existing);
         if (existing.type && existing.type !== config.secretType) {
@@ -75,11 +78,11 @@ export function kubernetesSecretClient(context: SinkOpenContext): SinkClient<Kub
       }
       signal?.throwIfAborted();
       // Forced: the Secret is ours (or adopted), and a `kubectl edit` of its key must not block the repair.
-      const stored = await guarded(config, 'write', async () =>
+      await guarded(config, 'write', async () =>
         (await api()).patch<ISecret>(secretPath(config), applied(config, content, meta), 'apply', { force: true, signal }),
       );
-      // What the API server stored: the read that verifies this delivery sees it, not an older listing.
-      listings.wrote(config.namespace, config.name, stored);
+      // The read that verifies this delivery, and the next check, see the Secret as it is after it.
+      listings.wrote(config.namespace, config.name);
       return existing ? 'updated' : 'created';
     },
 
@@ -98,7 +101,7 @@ export function kubernetesSecretClient(context: SinkOpenContext): SinkClient<Kub
 
     async preflight(config, { signal }) {
       signal?.throwIfAborted();
-      const existing = await guarded(config, 'write', () => current(config, signal));
+      const existing = await guarded(config, 'read', () => current(config, signal));
       if (existing) refuseForeign(config, existing);
       // A dry run: the API server authorizes and validates the very apply a rotation sends, and stores nothing.
       const probe: TokenMeta = { name: 'preflight', id: 'preflight', expiresAt: null, rotationId: 'preflight', rotatedAt: new Date(0) };

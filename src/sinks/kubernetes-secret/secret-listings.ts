@@ -4,12 +4,16 @@ import { type SharedRequest, shareRequest } from '../../common/shared-request.js
 
 /** How long after it was requested a listing may still answer a Secret never read since (see SecretListings). */
 export const LISTING_FRESH_MS = 5_000;
+/** After a LIST failed (other than 403: too large, a server error), reads go by name this long before listing again. */
+export const LISTING_RETRY_MS = 60_000;
 
 export interface SecretListingsOptions {
   /** One LIST of the namespace's Secrets that carry our label; `forbidden` for a 403. */
   list(namespace: string, signal: AbortSignal): Promise<ISecret[] | 'forbidden'>;
   /** Once per namespace whose LIST was refused: its Secrets are read by name from then on. */
   onForbidden(namespace: string): void;
+  /** A LIST that failed otherwise: its reads go by name for LISTING_RETRY_MS. */
+  onListFailed?(namespace: string, error: unknown): void;
   /** Monotonic milliseconds (performance.now()); tests move it. */
   now?: () => number;
 }
@@ -29,8 +33,10 @@ interface Namespace {
   answered: Map<string, number>;
   /** The newest listing merged: an older one answering late must not bring back what it had. */
   merged: number;
+  /** Until when reads go by name after a failed LIST (monotonic ms). */
+  listAgainAt: number;
   /** The newest listing in flight; one a read could not join may still be out, counted in `outstanding`. */
-  flight?: { seq: number; request: SharedRequest<'listed' | 'forbidden'> };
+  flight?: { seq: number; at: number; request: SharedRequest<'listed' | 'forbidden' | 'failed'> };
   outstanding: number;
   pruning?: ReturnType<typeof setTimeout>;
 }
@@ -55,11 +61,15 @@ interface Namespace {
  *   never hidden. 5 s covers a run's reads of thousands of tokens with a listing or two, and keeps
  *   the other Secrets' data (the listing holds it) in memory no longer than that.
  *
- * Reads that must wait share the listing in flight when it qualifies, else start one: a hundred
- * reads at once make one LIST. Our own apply's answer replaces the Secret's entry, newer than any
- * listing sent before it, so a read after our write sees what we wrote. A Secret not in the
- * listing (missing, or not labelled ours: another tool's, one to adopt) gets no answer here; the
- * caller reads it by name, as before.
+ * Reads that must wait share the listing in flight when it qualifies (requested after the
+ * Secret's last answer, and less than LISTING_FRESH_MS ago), else start one: a hundred reads at
+ * once make one LIST. An entry answers one read and is dropped: the next read of that Secret needs
+ * a newer listing anyway, and a secret no read can use is not kept. Our own write counts as an
+ * answer, like a read by name: only a listing requested after it can say what the Secret holds,
+ * so a Secret deleted right after we wrote it is found missing by the next read. A Secret not in
+ * the listing (missing, or not labelled ours: another tool's, one to adopt) gets no answer here;
+ * the caller reads it by name, as before. So does every Secret of a namespace whose LIST failed
+ * (too large, a server error) for the next LISTING_RETRY_MS, instead of failing the reads.
  */
 export class SecretListings {
   readonly #options: SecretListingsOptions;
@@ -76,15 +86,16 @@ export class SecretListings {
   /** The Secret from a listing; undefined when no listing can say (not in it, or list forbidden): read it by name. */
   async lookup(namespace: string, name: string, signal?: AbortSignal): Promise<ISecret | undefined> {
     const ns = this.#namespace(namespace);
-    if (ns.forbidden) return undefined;
+    if (ns.forbidden || this.#now() < ns.listAgainAt) return undefined;
     const floor = ns.answered.get(name) ?? 0;
     const held = ns.seen.get(name);
     if (held && held.seq > floor && this.#now() - held.at < LISTING_FRESH_MS) return this.#answer(ns, name, held);
 
     let flight = ns.flight;
-    if (!flight || flight.seq <= floor || flight.request.aborted) flight = this.#startListing(namespace, ns);
+    const stale = (f: NonNullable<Namespace['flight']>) => f.seq <= floor || f.request.aborted || this.#now() - f.at >= LISTING_FRESH_MS;
+    if (!flight || stale(flight)) flight = this.#startListing(namespace, ns);
     const outcome = await flight.request.join(signal);
-    if (outcome === 'forbidden') return undefined;
+    if (outcome !== 'listed') return undefined;
     // Requested after this Secret's last answer, just answered: as new as a GET would be.
     const listed = ns.seen.get(name);
     return listed && listed.seq >= flight.seq ? this.#answer(ns, name, listed) : undefined;
@@ -97,12 +108,9 @@ export class SecretListings {
     ns.answered.set(name, this.#seq);
   }
 
-  /** Our apply's answer: what the Secret holds now, newer than any listing sent before it. */
-  wrote(namespace: string, name: string, secret: ISecret): void {
-    const ns = this.#namespace(namespace);
-    if (ns.forbidden) return;
-    ns.seen.set(name, { secret, seq: ++this.#seq, at: this.#now() });
-    this.#schedulePrune(ns);
+  /** Our apply was answered: no listing requested before it may answer for this Secret any more. */
+  wrote(namespace: string, name: string): void {
+    this.readByName(namespace, name);
   }
 
   close(): void {
@@ -115,12 +123,17 @@ export class SecretListings {
 
   #namespace(namespace: string): Namespace {
     let ns = this.#namespaces.get(namespace);
-    if (!ns) this.#namespaces.set(namespace, (ns = { forbidden: false, seen: new Map(), answered: new Map(), merged: 0, outstanding: 0 }));
+    if (!ns)
+      this.#namespaces.set(
+        namespace,
+        (ns = { forbidden: false, listAgainAt: 0, seen: new Map(), answered: new Map(), merged: 0, outstanding: 0 }),
+      );
     return ns;
   }
 
   #answer(ns: Namespace, name: string, seen: Seen): ISecret {
     ns.answered.set(name, this.#seq);
+    ns.seen.delete(name);
     return seen.secret;
   }
 
@@ -130,7 +143,15 @@ export class SecretListings {
     ns.outstanding++;
     const request = shareRequest(async (signal) => {
       try {
-        const items = await this.#options.list(namespace, signal);
+        let items: ISecret[] | 'forbidden';
+        try {
+          items = await this.#options.list(namespace, signal);
+        } catch (error) {
+          if ((error as Error)?.name === 'AbortError') throw error;
+          ns.listAgainAt = this.#now() + LISTING_RETRY_MS;
+          this.#options.onListFailed?.(namespace, error);
+          return 'failed' as const;
+        }
         if (items !== 'forbidden') {
           this.#merge(ns, seq, at, items);
           return 'listed' as const;
@@ -146,7 +167,7 @@ export class SecretListings {
         if (ns.flight?.seq === seq) ns.flight = undefined;
       }
     });
-    const flight = { seq, request };
+    const flight = { seq, at, request };
     ns.flight = flight;
     return flight;
   }
@@ -165,9 +186,15 @@ export class SecretListings {
     this.#schedulePrune(ns);
   }
 
-  /** Drops what no read may use any more: other Secrets' data stays in memory no longer than it can serve. */
+  /**
+   * Drops what no read may use any more, when the oldest entry expires: other Secrets' data stays
+   * in memory no longer than LISTING_FRESH_MS after its listing was requested.
+   */
   #schedulePrune(ns: Namespace): void {
     if (ns.pruning) return;
+    let oldest = Infinity;
+    for (const held of ns.seen.values()) oldest = Math.min(oldest, held.at);
+    const delay = oldest === Infinity ? LISTING_FRESH_MS : Math.max(0, oldest + LISTING_FRESH_MS - this.#now());
     ns.pruning = setTimeout(() => {
       ns.pruning = undefined;
       const now = this.#now();
@@ -175,7 +202,7 @@ export class SecretListings {
       if (ns.seen.size > 0) this.#schedulePrune(ns);
       // With nothing held and nothing in flight, every future listing is newer than every answer given.
       else if (ns.outstanding === 0) ns.answered.clear();
-    }, LISTING_FRESH_MS);
+    }, delay);
     // Never what keeps a run's process alive.
     ns.pruning.unref();
   }
