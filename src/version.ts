@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 
 /**
- * token-rotator's version, from its package.json (two folders up from dist/ and from src/ alike).
- * Read on first use, not at import: `--version` and metrics want it, most commands never ask.
+ * token-rotator's version, from its package.json (one folder up from dist/ and from src/ alike).
+ * Read on first use, not at import, and once: the command line parser and metrics both ask.
  */
 let cached: string | undefined;
 

@@ -72,7 +72,7 @@ export function assessSinks(readings: readonly SinkReading[], recorded: Readonly
 }
 
 /** Whether rotating repairs it: not for a sink that could not be read, nor for another writer's destination. */
-export const isRepairable = (finding: DriftFinding) => finding.kind !== 'unreadable' && finding.kind !== 'unowned';
+export const isRepairable = (finding: Pick<DriftFinding, 'kind'>) => finding.kind !== 'unreadable' && finding.kind !== 'unowned';
 
 /** Drift that rotating repairs. */
 export const repairable = (drift: readonly DriftFinding[]) => drift.filter(isRepairable);

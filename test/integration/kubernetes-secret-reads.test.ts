@@ -104,6 +104,11 @@ describe('reading kubernetes-secret sinks: one list per namespace, not a get per
     expect(secretData(k.double, 'apps', foreign.name, 'token')).toBe('someone-elses');
     expect(lists(since(before))).toHaveLength(1);
     expect(gets(since(before)).map((r) => r.path)).toEqual([`${SECRETS}/${foreign.name}`]);
+
+    // plan finds the same, and exits as once did: no run can repair another tool's Secret.
+    const plan = await cli('plan', '--json');
+    expect(plan.code).toBe(1);
+    expect(itemsOf(plan.stdout).find((i) => i.name === foreign.name)).toMatchObject({ action: 'skip', drift: [{ kind: 'unowned' }] });
   });
 
   it('without permission to list, reads each Secret by name for the rest of the run, says once what list would save, and succeeds', async () => {

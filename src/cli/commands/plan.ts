@@ -1,6 +1,7 @@
 import { systemClock } from '../../clock.js';
 import { openRotationDeps } from '../../compose/rotation-deps.js';
 import { createLogger } from '../../log/logger.js';
+import { isRepairable } from '../../policy/sink-drift.js';
 import { planAll } from '../../rotation/plan.js';
 import { guardSharedDependencies } from '../dependency-breaker.js';
 import { formatTable, terminalWidth } from '../format-table.js';
@@ -56,7 +57,8 @@ export async function planCommand(options: GlobalOptions & { json?: boolean }, i
       : formatPlan(items, problems, terminalWidth(io.stdout)),
   );
   if (problems.length > 0 && items.every((i) => i.result === 'failed')) return EXIT.dependency;
-  // A sink that cannot be read leaves that token's plan incomplete, and makes `once` exit 1 too.
-  const incomplete = (i: PlanItem) => i.result === 'failed' || i.drift.some((d) => d.kind === 'unreadable');
+  // A sink that cannot be read (the plan of that token is not whole) or that holds another tool's
+  // secret (no run can repair it) makes `once` exit 1 too: the same drift kinds, the same answer.
+  const incomplete = (i: PlanItem) => i.result === 'failed' || i.drift.some((d) => !isRepairable(d));
   return items.some(incomplete) ? EXIT.failed : EXIT.ok;
 }

@@ -24,7 +24,7 @@ const HELP = {
     variables: 'network',
     exits: {
       ok: 'the plan was made (whatever it says is due)',
-      failed: 'a token could not be checked, or one of its sinks could not be read',
+      failed: "a token could not be checked, or one of its sinks could not be read or holds what no run can repair (another tool's secret)",
     },
   },
   daemon: {
