@@ -84,25 +84,37 @@ export interface StopSignalOptions {
   logger: Logger;
   signals?: SignalSource;
   exit?: (code: number) => void;
+  /** Monotonic milliseconds (performance.now()); tests move it. */
+  now?: () => number;
 }
+
+/**
+ * A second signal this soon after the first is the same stop, not a second one: Ctrl-C under
+ * `npm start` or `npx` reaches the process twice, microseconds apart (the terminal signals the
+ * whole process group, and npm forwards its own copy), which would skip the graceful stop.
+ */
+export const SAME_STOP_WITHIN_MS = 500;
 
 /**
  * The two-signal convention of every long command, as `terraform` and `kubectl` have it: the first
  * SIGTERM or SIGINT goes to `onFirst` (the graceful stop), a second one, of either kind, ends the
  * process at once with 128 + its number: the journal lets the next run finish whatever this one had
- * started. Returns the function that removes the handlers.
+ * started. A second signal within SAME_STOP_WITHIN_MS of the first counts as the same one. Returns
+ * the function that removes the handlers.
  */
 export function onStopSignals(onFirst: (signal: StopSignal) => void, options: StopSignalOptions): () => void {
   const source: SignalSource = options.signals ?? process;
   const exit = options.exit ?? ((code: number) => process.exit(code));
-  let received = false;
+  const now = options.now ?? (() => performance.now());
+  let receivedAt: number | undefined;
   const onSignal = (signal: StopSignal) => {
-    if (received) {
+    if (receivedAt !== undefined) {
+      if (now() - receivedAt < SAME_STOP_WITHIN_MS) return;
       options.logger.warn({ signal }, 'second stop signal: exiting now; the next run finishes what this one had started');
       exit(STOP_SIGNALS[signal]);
       return;
     }
-    received = true;
+    receivedAt = now();
     onFirst(signal);
   };
   for (const signal of Object.keys(STOP_SIGNALS) as StopSignal[]) source.on(signal, onSignal);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
+import { SAME_STOP_WITHIN_MS } from '../../src/rotation/shutdown.js';
 import { runCli, seedSink, startCli, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
 
@@ -51,6 +52,8 @@ describe('daemon: a second stop signal exits at once', () => {
 
       daemon.child.kill(first);
       await until(() => /"msg":"stopping: /.test(stderr), 'the graceful stop to begin');
+      // Sooner would be the same stop (Ctrl-C under npm arrives twice): see SAME_STOP_WITHIN_MS.
+      await sleep(SAME_STOP_WITHIN_MS + 200);
       const sentAt = Date.now();
       daemon.child.kill(second);
       const stopped = await daemon.done;
@@ -65,4 +68,28 @@ describe('daemon: a second stop signal exits at once', () => {
     },
     60_000,
   );
+
+  it('two SIGINTs at once, as Ctrl-C under npm delivers them, are one graceful stop', async () => {
+    const token = fx.emulator.store.add({ name: 'ingest', expiresAt: new Date(Date.now() + 60 * DAY) });
+    await seedSink(fx.dir, 'secrets/ingest.token', token.secret);
+    await writePolicy(fx.dir, {
+      version: 1,
+      tokens: [{ name: 'ingest', id: token.id, sinks: [{ type: 'file', path: 'secrets/ingest.token' }] }],
+    });
+    const args = ['--config', 'rotation.yaml', '--dotenv', fx.envFile];
+    const daemon = startCli(['daemon', ...args], { cwd: fx.dir });
+    let stderr = '';
+    daemon.child.stderr!.on('data', (chunk) => (stderr += String(chunk)));
+    await until(() => /"msg":"daemon started/.test(stderr), 'the daemon to start');
+    daemon.child.kill('SIGINT');
+    // npm's forwarded copy comes a moment after the terminal's, once the first was handled (two
+    // sent back to back would merge into one pending signal and test nothing).
+    await until(() => /"msg":"stopping: /.test(stderr), 'the graceful stop to begin');
+    daemon.child.kill('SIGINT');
+    const stopped = await daemon.done;
+    fx.results.push(stopped);
+    expect({ code: stopped.code, signal: stopped.signal }, stopped.stderr).toEqual({ code: 0, signal: null });
+    expect(stopped.stderr).toMatch(/"msg":"stopped"/);
+    expect(stopped.stderr).not.toMatch(/second stop signal/);
+  }, 60_000);
 });

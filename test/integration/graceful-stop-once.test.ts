@@ -12,7 +12,7 @@ import type { Policy } from '../../src/config/types.js';
 import { type Emulator, startEmulator } from '../../src/emulator/start-emulator.js';
 import { needsAttention } from '../../src/rotation/outcome.js';
 import { runOnce } from '../../src/rotation/run-once.js';
-import { createShutdown, exitCodeForStop, stopOnSignals } from '../../src/rotation/shutdown.js';
+import { createShutdown, exitCodeForStop, SAME_STOP_WITHIN_MS, stopOnSignals } from '../../src/rotation/shutdown.js';
 import { seedSink, writeEmulatorEnv } from '../helpers/cli.js';
 import { expectNoLeak } from '../helpers/leaks.js';
 import { captureLog } from '../helpers/rotator-client.js';
@@ -153,11 +153,13 @@ describe('a pass stopped gracefully', () => {
     const exits: number[] = [];
     const shutdown = createShutdown();
     const log = captureLog();
+    let now = 0;
     const dispose = stopOnSignals(shutdown, {
       deadlineMs: 1000,
       logger: log.logger,
       signals: signals as never,
       exit: (code) => exits.push(code),
+      now: () => now,
     });
     expect(shutdown.stopping.aborted).toBe(false);
     signals.emit('SIGTERM', 'SIGTERM');
@@ -165,6 +167,11 @@ describe('a pass stopped gracefully', () => {
     expect(shutdown.abort.aborted).toBe(false);
     expect(exitCodeForStop(shutdown.reason)).toBe(143);
     expect(exits).toEqual([]);
+    // Ctrl-C under npm: the same signal again, microseconds later, from npm forwarding it.
+    now += 1;
+    signals.emit('SIGINT', 'SIGINT');
+    expect(exits).toEqual([]);
+    now += SAME_STOP_WITHIN_MS;
     signals.emit('SIGINT', 'SIGINT');
     expect(exits).toEqual([130]);
     dispose();
