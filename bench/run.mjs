@@ -16,6 +16,7 @@ import { performance } from 'node:perf_hooks';
 
 import { daemonHeap } from './daemon-heap.mjs';
 import { daemonMemory } from './daemon-memory.mjs';
+import { kubernetesRequestFloor } from './kubernetes-request-floor.mjs';
 import { kubernetesSidecar } from './kubernetes-sidecar-memory.mjs';
 import { defaultConcurrency, formatTable, machine, QUICK } from './lib.mjs';
 import { rateLimit } from './rate-limit.mjs';
@@ -60,7 +61,10 @@ const GOALS = {
     ['2a', '2 request floor: once'],
     ['3b', '3 rate limit generous: once'],
   ],
-  floor: [['2b', '2 request floor: daemon, 2 checks']],
+  floor: [
+    ['2b', '2 request floor: daemon, 2 checks'],
+    ['2c', '2 request floor: Kubernetes Secrets, one namespace'],
+  ],
   ratelimit: [['3a', '3 rate limit: 429 after the first window']],
   scale: [
     ['6a', '6 scale: plan time'],
@@ -119,7 +123,10 @@ await part('throughput', async () => {
   baselineMs = t.baseline.skipped ? NaN : t.baseline.ms;
   rows.push(await generousLimit({ ...SIZES.throughput, concurrency, baselineMs, requestsPerToken }));
 });
-await part('floor', async () => rows.push(await daemonTwoChecks(SIZES.floor)));
+await part('floor', async () => {
+  rows.push(await daemonTwoChecks(SIZES.floor));
+  rows.push(await kubernetesRequestFloor(SIZES.floor));
+});
 await part('scale', async () => rows.push(...(await scale(SIZES.scale))));
 await part('memory', async () => rows.push(...(await daemonMemory(SIZES.memory))));
 // The rate-limit run waits for the real clock's minute to be about to end and then spans two more
