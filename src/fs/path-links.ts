@@ -58,15 +58,17 @@ function lookAt(at: string): PathLink | null | 'unseen' {
  * Synchronously: an lstat of a local path takes microseconds, a round trip through the thread pool
  * for each component many times that.
  */
-export function firstLinkInPathSync(path: string): PathLink | undefined {
-  for (const at of componentPaths(path)) {
-    let stats;
-    try {
-      stats = lstatSync(at);
-    } catch {
-      return undefined;
-    }
-    if (stats.isSymbolicLink()) return { path: at, target: readlinkSync(at) };
+export function firstLinkInPathSync(path: string, folders?: FolderLinks): PathLink | undefined {
+  const components = componentPaths(path);
+  for (const [i, at] of components.entries()) {
+    // The folders on the way may come from `folders`, as linksInPathSync has them; the path's own
+    // last component is always looked at.
+    const last = i === components.length - 1;
+    const cached = last ? undefined : folders?.get(at);
+    const found = cached ?? lookAt(at);
+    if (!last && cached === undefined) folders?.set(at, found);
+    if (found === 'unseen') return undefined;
+    if (found) return found;
   }
   return undefined;
 }

@@ -1,4 +1,4 @@
-import { lstat, mkdir, readdir, readFile, realpath, symlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, realpath, rename, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -164,5 +164,18 @@ describe('file sink paths through symbolic links', () => {
     );
     expect(await readdir(join(dir, 'elsewhere'))).toEqual([]);
     expectNoLeak({ error: (error as Error).message }, [SECRET]);
+  });
+
+  it('refuses at write time a folder swapped for a symlink just after a read looked at it (reads share what they saw for a second, writes never)', async () => {
+    const file = boundFileSink(config(dir, { path: 'swapped/app.token' }));
+    await mkdir(join(dir, 'swapped'));
+    expect(await file.read()).toBeUndefined(); // looks at the folder: not a link
+    await rename(join(dir, 'swapped'), join(dir, 'moved-away'));
+    await mkdir(join(dir, 'elsewhere'));
+    await symlink(join(dir, 'elsewhere'), join(dir, 'swapped'));
+    const error = await file.write(new Secret(SECRET), meta, {}).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SinkError);
+    expect((error as Error).message).toMatch(/is a symbolic link to .*refusing to write through it/);
+    expect(await readdir(join(dir, 'elsewhere'))).toEqual([]);
   });
 });
