@@ -1,3 +1,5 @@
+import type { ChildProcess } from 'node:child_process';
+
 import { describe, expect, it } from 'vitest';
 
 import { SAME_STOP_WITHIN_MS } from '../../src/rotation/shutdown.js';
@@ -7,9 +9,11 @@ import { useCliFixture } from '../helpers/cli-fixture.js';
 const DAY = 24 * 3600_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function until(condition: () => boolean, what: string): Promise<void> {
+/** Waits for `condition`; fails at once, with the daemon's stderr, if the daemon ended first. */
+async function until(condition: () => boolean, what: string, daemon?: { child: ChildProcess; stderr: () => string }): Promise<void> {
   for (let waited = 0; !condition(); waited += 50) {
-    if (waited > 40_000) throw new Error(`timed out waiting for ${what}`);
+    if (daemon && daemon.child.exitCode !== null) throw new Error(`the daemon exited before ${what}:\n${daemon.stderr()}`);
+    if (waited > 40_000) throw new Error(`timed out waiting for ${what}:\n${daemon?.stderr() ?? ''}`);
     await sleep(50);
   }
 }
@@ -21,7 +25,7 @@ async function until(condition: () => boolean, what: string): Promise<void> {
  */
 describe('daemon: a second stop signal exits at once', () => {
   const fx = useCliFixture({
-    env: () => ({ ROTATOR_LISTEN: `127.0.0.1:${20000 + Math.floor(Math.random() * 20000)}` }),
+    env: () => ({ ROTATOR_LISTEN: '127.0.0.1:0' }),
   });
 
   it.each([
@@ -48,10 +52,10 @@ describe('daemon: a second stop signal exits at once', () => {
       const daemon = startCli(['daemon', ...args], { cwd: fx.dir });
       let stderr = '';
       daemon.child.stderr!.on('data', (chunk) => (stderr += String(chunk)));
-      await until(() => fx.emulator.requests.length > 0, 'the check to reach the service');
+      await until(() => fx.emulator.requests.length > 0, 'the check to reach the service', { child: daemon.child, stderr: () => stderr });
 
       daemon.child.kill(first);
-      await until(() => /"msg":"stopping: /.test(stderr), 'the graceful stop to begin');
+      await until(() => /"msg":"stopping: /.test(stderr), 'the graceful stop to begin', { child: daemon.child, stderr: () => stderr });
       // Sooner would be the same stop (Ctrl-C under npm arrives twice): see SAME_STOP_WITHIN_MS.
       await sleep(SAME_STOP_WITHIN_MS + 200);
       const sentAt = Date.now();
@@ -80,11 +84,11 @@ describe('daemon: a second stop signal exits at once', () => {
     const daemon = startCli(['daemon', ...args], { cwd: fx.dir });
     let stderr = '';
     daemon.child.stderr!.on('data', (chunk) => (stderr += String(chunk)));
-    await until(() => /"msg":"daemon started/.test(stderr), 'the daemon to start');
+    await until(() => /"msg":"daemon started/.test(stderr), 'the daemon to start', { child: daemon.child, stderr: () => stderr });
     daemon.child.kill('SIGINT');
     // npm's forwarded copy comes a moment after the terminal's, once the first was handled (two
     // sent back to back would merge into one pending signal and test nothing).
-    await until(() => /"msg":"stopping: /.test(stderr), 'the graceful stop to begin');
+    await until(() => /"msg":"stopping: /.test(stderr), 'the graceful stop to begin', { child: daemon.child, stderr: () => stderr });
     daemon.child.kill('SIGINT');
     const stopped = await daemon.done;
     fx.results.push(stopped);

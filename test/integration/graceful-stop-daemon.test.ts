@@ -14,7 +14,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  */
 describe('daemon: a graceful stop is not a failure', () => {
   const fx = useCliFixture({
-    env: () => ({ ROTATOR_LISTEN: `127.0.0.1:${20000 + Math.floor(Math.random() * 20000)}`, ROTATOR_CONCURRENCY: '4' }),
+    env: () => ({ ROTATOR_LISTEN: '127.0.0.1:0', ROTATOR_CONCURRENCY: '4' }),
   });
 
   it('SIGTERM with a hung service: the 4 checks in flight are interrupted, the 16 waiting never start, nothing is counted as failed', async () => {
