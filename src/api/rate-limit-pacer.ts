@@ -33,8 +33,9 @@ function header(headers: ResponseHeaders | undefined, name: string): number {
  * margin), so that only the first window can see a 429, never the ones after it.
  *
  * The budget is counted down by every request sent, and set again by every answer: `Remaining` as
- * the service counted it when it answered, less the requests sent after that one, which it may
- * not have counted yet. When a window passes before any answer says so, the new one is assumed to
+ * the service counted it when it answered, less every other request still unanswered, which it may
+ * not have counted yet: those sent after that one, and those sent before it that it overtook (each
+ * lane has its own connection, and the service counts a request when it gets to it). When a window passes before any answer says so, the new one is assumed to
  * hold `X-RateLimit-Limit`, less the requests still in flight. Without these headers nothing is
  * paced.
  */
@@ -44,8 +45,11 @@ export function rateLimitPacer(
 ): RateLimitPacer {
   const sleep = options.sleep ?? defaultSleep;
   let sent = 0;
-  /** The latest request whose answer came back. */
-  let answered = 0;
+  /**
+   * Requests sent and not answered yet, by place, with when they were sent. One that never gets
+   * an answer (its try given up without one) stops counting after a window.
+   */
+  const unanswered = new Map<number, number>();
   let limit: number | undefined;
   /**
    * The window as last known. `guessed`: a window passed before any answer told of the next one,
@@ -54,6 +58,12 @@ export function rateLimitPacer(
   let window: { resetMs: number; remaining: number; guessed: boolean; after: number } | undefined;
   /** Wakes the requests waiting for room when an answer says something new. */
   let changed: { promise: Promise<void>; resolve: () => void } | undefined;
+
+  /** The requests still unanswered, but for those sent a window ago or more (their tries were given up). */
+  function inFlight(now: number): number {
+    for (const [place, sentAt] of unanswered) if (now - sentAt >= WINDOW_MS) unanswered.delete(place);
+    return unanswered.size;
+  }
 
   function wake(): void {
     changed?.resolve();
@@ -73,7 +83,7 @@ export function rateLimitPacer(
               : {
                   resetMs: window.resetMs + WINDOW_MS,
                   // At least one: requests that never get an answer must not stop every other.
-                  remaining: Math.max(1, limit - Math.max(0, sent - answered)),
+                  remaining: Math.max(1, limit - inFlight(now)),
                   guessed: true,
                   after: window.resetMs,
                 };
@@ -81,6 +91,7 @@ export function rateLimitPacer(
         if (!window || window.remaining > 0) {
           if (window) window.remaining -= 1;
           sent += 1;
+          unanswered.set(sent, now);
           return sent;
         }
         const waitMs = window.resetMs + RESET_MARGIN_MS - now;
@@ -95,14 +106,14 @@ export function rateLimitPacer(
     },
 
     observe(place, headers) {
-      if (place > answered) answered = place;
+      unanswered.delete(place);
       const remaining = header(headers, 'x-ratelimit-remaining');
       const reset = header(headers, 'x-ratelimit-reset');
       const max = header(headers, 'x-ratelimit-limit');
       if (Number.isFinite(max) && max > 0) limit = max;
       if (!Number.isFinite(remaining) || !Number.isFinite(reset) || reset <= 0) return;
       const resetMs = reset * 1000;
-      const estimate = remaining - (sent - place);
+      const estimate = remaining - inFlight(clock.now().getTime());
       if (!window || (window.guessed ? resetMs > window.after : resetMs > window.resetMs)) {
         window = { resetMs, remaining: estimate, guessed: false, after: resetMs };
       } else if (resetMs === window.resetMs) {
