@@ -22,6 +22,8 @@ const PATCH_TYPES: Record<PatchKind, string> = {
 export const FIELD_MANAGER = 'token-rotator';
 
 /** Lists of Secrets can be large: a bound well above a namespace of them, well below harm. */
+/** Objects per page of a list: kubectl's default chunk size. */
+export const LIST_PAGE_SIZE = 500;
 const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 
 /**
@@ -120,11 +122,23 @@ export function createKubernetesClient(connection: Connection, options: { logger
       }
     },
     async list<T>(path: string, options: { labelSelector?: string; signal?: AbortSignal } = {}) {
-      const body = await call<{ items?: T[] }>('GET', path, {
-        ...(options.labelSelector ? { searchParams: { labelSelector: options.labelSelector } } : {}),
-        ...(options.signal ? { signal: options.signal } : {}),
-      });
-      return body.items ?? [];
+      // In pages, as kubectl lists: each answer stays far below the response bound, however many
+      // objects match, and the API server serves a large collection in chunks it can afford.
+      const items: T[] = [];
+      let next: string | undefined;
+      do {
+        const body = await call<{ items?: T[]; metadata?: { continue?: string } }>('GET', path, {
+          searchParams: {
+            limit: String(LIST_PAGE_SIZE),
+            ...(options.labelSelector ? { labelSelector: options.labelSelector } : {}),
+            ...(next ? { continue: next } : {}),
+          },
+          ...(options.signal ? { signal: options.signal } : {}),
+        });
+        items.push(...(body.items ?? []));
+        next = body.metadata?.continue || undefined;
+      } while (next);
+      return items;
     },
     create: (path, body, options = {}) => call('POST', path, { json: body, ...options }),
     replace: (path, body, options = {}) => call('PUT', path, { json: body, ...options }),

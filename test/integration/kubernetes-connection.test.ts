@@ -6,7 +6,7 @@ import { stringify } from 'yaml';
 
 import type { KubernetesDouble } from '../../src/emulator/kubernetes/index.js';
 import { startKubernetesDouble } from '../../src/emulator/kubernetes/index.js';
-import { createKubernetesClient } from '../../src/kubernetes/client.js';
+import { createKubernetesClient, LIST_PAGE_SIZE } from '../../src/kubernetes/client.js';
 import { resolveConnection } from '../../src/kubernetes/connection.js';
 import { silentLogger } from '../fakes/fake-deps.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -251,5 +251,34 @@ describe('connecting as kubectl does', () => {
     await expect(kubernetesClient({ HOME: dir }, silentLogger())).rejects.toThrow(
       /no Kubernetes here: not in a cluster .*and no kubeconfig/,
     );
+  });
+});
+
+describe('listing', () => {
+  it('lists in pages of 500, as kubectl does, and returns every object of every page', async () => {
+    const count = 2 * LIST_PAGE_SIZE + 7;
+    for (let i = 0; i < count; i++) {
+      double.objects.put({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: `paged-${String(i).padStart(4, '0')}`, namespace: 'team-b', labels: { paged: 'yes' } },
+        type: 'Opaque',
+        data: { key: Buffer.from(`v${i}`).toString('base64') },
+      });
+    }
+    const sa = join(dir, 'serviceaccount');
+    await mkdir(sa);
+    await writeFile(join(sa, 'token'), double.token);
+    await writeFile(join(sa, 'ca.crt'), double.ca);
+    await writeFile(join(sa, 'namespace'), 'team-b');
+    const { client } = await listSecrets({ KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: port() }, sa);
+    const before = double.requests.length;
+    const items = await client.list<{ metadata: { name: string } }>('/api/v1/namespaces/team-b/secrets', { labelSelector: 'paged=yes' });
+    expect(items.map((s) => s.metadata.name)).toEqual(Array.from({ length: count }, (_, i) => `paged-${String(i).padStart(4, '0')}`));
+    const pages = double.requests.slice(before);
+    expect(pages.map((r) => r.query.limit)).toEqual(['500', '500', '500']);
+    expect(pages.map((r) => r.query.labelSelector)).toEqual(['paged=yes', 'paged=yes', 'paged=yes']);
+    expect(pages[0]!.query.continue).toBeUndefined();
+    expect(pages[2]!.query.continue).toBeDefined();
   });
 });
