@@ -43,7 +43,11 @@ function formsOf(value: string): string[] {
 
 function remember(value: string): void {
   if (value.length < MIN_SCRUB_LENGTH) return;
-  knownSecretValues.delete(value);
+  // Known already (every request's bearer is revealed): only made the newest, not indexed again.
+  if (knownSecretValues.delete(value)) {
+    knownSecretValues.add(value);
+    return;
+  }
   knownSecretValues.add(value);
   for (const form of formsOf(value)) {
     const hash = prefixHash(form);
