@@ -172,13 +172,8 @@ export async function rotatorFolder(emulator, tokens, { defaults = {}, deployed 
 }
 
 export async function writeEnvFile(file, env) {
-  await writeFile(
-    file,
-    Object.entries(env)
-      .map(([k, v]) => `${k}=${v}`)
-      .join('\n') + '\n',
-    { mode: 0o600 },
-  );
+  const { envFileText } = await import(pathToFileURL(join(ROOT, 'dist/emulator/env-file-text.js')).href);
+  await writeFile(file, envFileText(env), { mode: 0o600 });
 }
 
 // ---------------------------------------------------------------------------------------------

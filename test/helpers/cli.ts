@@ -5,6 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 
 import { stringify } from 'yaml';
 
+import { envFileText } from '../../src/emulator/env-file-text.js';
 import type { Emulator } from '../../src/emulator/start-emulator.js';
 
 export const CLI = resolve(import.meta.dirname, '../../dist/cli/main.js');
@@ -65,13 +66,7 @@ export async function writeEmulatorEnv(emulator: Emulator, dir: string, extra: R
     ROTATOR_STATE_KEY: randomBytes(32).toString('base64'),
     ...extra,
   };
-  await writeFile(
-    file,
-    Object.entries(env)
-      .map(([k, v]) => `${k}=${v}`)
-      .join('\n') + '\n',
-    { mode: 0o600 },
-  );
+  await writeFile(file, envFileText(env), { mode: 0o600 });
   return file;
 }
 

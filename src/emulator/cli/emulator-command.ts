@@ -7,6 +7,7 @@ import { isLoopbackHost } from '../../common/loopback.js';
 import { ConfigError } from '../../errors.js';
 import { writeFileAtomic } from '../../fs/atomic-write.js';
 import { NAMESPACE_NAME } from '../../kubernetes/names.js';
+import { envFileText } from '../env-file-text.js';
 import type { KubernetesDouble } from '../kubernetes/index.js';
 import { loadSeedFile } from '../seed.js';
 import { startEmulator } from '../start-emulator.js';
@@ -85,13 +86,7 @@ export async function emulatorCommand(options: EmulatorCommandOptions, io: CliIo
     let secretNote = 'client secret: not shown; start with --env-out FILE to have it written to a 0600 env file';
     if (options.envOut) {
       const file = resolve(io.cwd, options.envOut);
-      await writeFileAtomic(
-        file,
-        Object.entries(env)
-          .map(([k, v]) => `${k}=${v}`)
-          .join('\n') + '\n',
-        { mode: 0o600 },
-      );
+      await writeFileAtomic(file, envFileText(env), { mode: 0o600 });
       secretNote = `settings and client secret written to ${options.envOut} (use: token-rotator once --dotenv ${options.envOut})`;
     }
     io.stdout.write(
