@@ -27,6 +27,26 @@ describe('daemon: a second stop signal exits at once', () => {
   const fx = useCliFixture({
     env: () => ({ ROTATOR_LISTEN: '127.0.0.1:0' }),
   });
+  const args = () => ['--config', 'rotation.yaml', '--dotenv', fx.envFile];
+
+  /** One token, not due, delivered to its file sink. */
+  async function oneToken(): Promise<void> {
+    const token = fx.emulator.store.add({ name: 'ingest', expiresAt: new Date(Date.now() + 60 * DAY) });
+    await seedSink(fx.dir, 'secrets/ingest.token', token.secret);
+    await writePolicy(fx.dir, {
+      version: 1,
+      tokens: [{ name: 'ingest', id: token.id, sinks: [{ type: 'file', path: 'secrets/ingest.token' }] }],
+    });
+  }
+
+  /** The daemon, with its stderr so far and a wait that fails at once if it ends first. */
+  function startDaemon() {
+    const daemon = startCli(['daemon', ...args()], { cwd: fx.dir });
+    let stderr = '';
+    daemon.child.stderr!.on('data', (chunk) => (stderr += String(chunk)));
+    const waitFor = (condition: () => boolean, what: string) => until(condition, what, { child: daemon.child, stderr: () => stderr });
+    return { ...daemon, stderr: () => stderr, waitFor };
+  }
 
   it.each([
     ['SIGTERM', 'SIGTERM', 143],
@@ -35,27 +55,19 @@ describe('daemon: a second stop signal exits at once', () => {
   ] as const)(
     '%s, then %s while the stop waits on a hung service: exit %i at once, with the warning',
     async (first, second, code) => {
-      const token = fx.emulator.store.add({ name: 'ingest', expiresAt: new Date(Date.now() + 60 * DAY) });
-      await seedSink(fx.dir, 'secrets/ingest.token', token.secret);
-      await writePolicy(fx.dir, {
-        version: 1,
-        tokens: [{ name: 'ingest', id: token.id, sinks: [{ type: 'file', path: 'secrets/ingest.token' }] }],
-      });
-      const args = ['--config', 'rotation.yaml', '--dotenv', fx.envFile];
-      const once = await runCli(['once', ...args], { cwd: fx.dir });
+      await oneToken();
+      const once = await runCli(['once', ...args()], { cwd: fx.dir });
       fx.results.push(once);
       expect(once.code, once.stderr).toBe(0);
 
       // The check hangs for a minute: the graceful stop would wait for its 8 s deadline.
       fx.emulator.requests.length = 0;
       fx.emulator.faults.add({ op: 'retrieve', times: 1000, action: { kind: 'hang', ms: 60_000 } });
-      const daemon = startCli(['daemon', ...args], { cwd: fx.dir });
-      let stderr = '';
-      daemon.child.stderr!.on('data', (chunk) => (stderr += String(chunk)));
-      await until(() => fx.emulator.requests.length > 0, 'the check to reach the service', { child: daemon.child, stderr: () => stderr });
+      const daemon = startDaemon();
+      await daemon.waitFor(() => fx.emulator.requests.length > 0, 'the check to reach the service');
 
       daemon.child.kill(first);
-      await until(() => /"msg":"stopping: /.test(stderr), 'the graceful stop to begin', { child: daemon.child, stderr: () => stderr });
+      await daemon.waitFor(() => /"msg":"stopping: /.test(daemon.stderr()), 'the graceful stop to begin');
       // Sooner would be the same stop (Ctrl-C under npm arrives twice): see SAME_STOP_WITHIN_MS.
       await sleep(SAME_STOP_WITHIN_MS + 200);
       const sentAt = Date.now();
@@ -74,21 +86,13 @@ describe('daemon: a second stop signal exits at once', () => {
   );
 
   it('two SIGINTs at once, as Ctrl-C under npm delivers them, are one graceful stop', async () => {
-    const token = fx.emulator.store.add({ name: 'ingest', expiresAt: new Date(Date.now() + 60 * DAY) });
-    await seedSink(fx.dir, 'secrets/ingest.token', token.secret);
-    await writePolicy(fx.dir, {
-      version: 1,
-      tokens: [{ name: 'ingest', id: token.id, sinks: [{ type: 'file', path: 'secrets/ingest.token' }] }],
-    });
-    const args = ['--config', 'rotation.yaml', '--dotenv', fx.envFile];
-    const daemon = startCli(['daemon', ...args], { cwd: fx.dir });
-    let stderr = '';
-    daemon.child.stderr!.on('data', (chunk) => (stderr += String(chunk)));
-    await until(() => /"msg":"daemon started/.test(stderr), 'the daemon to start', { child: daemon.child, stderr: () => stderr });
+    await oneToken();
+    const daemon = startDaemon();
+    await daemon.waitFor(() => /"msg":"daemon started/.test(daemon.stderr()), 'the daemon to start');
     daemon.child.kill('SIGINT');
     // npm's forwarded copy comes a moment after the terminal's, once the first was handled (two
     // sent back to back would merge into one pending signal and test nothing).
-    await until(() => /"msg":"stopping: /.test(stderr), 'the graceful stop to begin', { child: daemon.child, stderr: () => stderr });
+    await daemon.waitFor(() => /"msg":"stopping: /.test(daemon.stderr()), 'the graceful stop to begin');
     daemon.child.kill('SIGINT');
     const stopped = await daemon.done;
     fx.results.push(stopped);
