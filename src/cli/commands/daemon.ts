@@ -73,29 +73,27 @@ export async function daemonCommand(options: GlobalOptions & { listen?: string }
     'daemon started; health on /healthz, readiness on /readyz, metrics on /metrics',
   );
 
-  const { signal, release } = await untilStopSignal(() => void daemon.reload(), logger);
+  const signal = await untilStopSignal(() => void daemon.reload(), logger);
   logger.info({ signal }, 'stopping: no new checks; finishing the ones in flight (send the signal again to exit at once)');
-  try {
-    await daemon.stop(STOP_DEADLINE_MS);
-  } finally {
-    release();
-  }
+  // The stop handlers stay until the process ends: npm's copy of a Ctrl-C may come after a quick
+  // stop, and with no handler it would end the process by the signal instead of exit 0.
+  await daemon.stop(STOP_DEADLINE_MS);
   logger.info('stopped');
   // Unlike `once` (143 or 130), a Deployment's pod stopped gracefully has succeeded.
   return EXIT.ok;
 }
 
 /**
- * Reloads on each SIGHUP until the first SIGTERM or SIGINT. The stop handlers stay until `release`:
+ * Reloads on each SIGHUP until the first SIGTERM or SIGINT. The stop handlers are never removed:
  * a second signal during the graceful stop exits at once, as for `once` (see onStopSignals).
  */
-function untilStopSignal(reload: () => void, logger: Logger): Promise<{ signal: StopSignal; release: () => void }> {
+function untilStopSignal(reload: () => void, logger: Logger): Promise<StopSignal> {
   return new Promise((resolve) => {
     process.on('SIGHUP', reload);
-    const release = onStopSignals(
+    onStopSignals(
       (signal) => {
         process.off('SIGHUP', reload);
-        resolve({ signal, release });
+        resolve(signal);
       },
       { logger },
     );
