@@ -33,6 +33,16 @@ async function listSecrets(env: Record<string, string>, serviceAccountDir?: stri
   return { connection, client, list: () => client.list(`/api/v1/namespaces/${connection.namespace}/secrets`) };
 }
 
+/** A kubeconfig whose one context reaches the double as a user with these exec credentials. */
+function execKubeconfig(exec: Record<string, unknown>): string {
+  return kubeconfig({
+    current: 'exec',
+    contexts: [{ name: 'exec', context: { cluster: 'c', user: 'u', namespace: 'team-a' } }],
+    clusters: [{ name: 'c', cluster: { server: double.httpsUrl, 'certificate-authority-data': ca64() } }],
+    users: [{ name: 'u', user: { exec } }],
+  });
+}
+
 function kubeconfig(parts: { clusters?: unknown[]; users?: unknown[]; contexts?: unknown[]; current?: string }) {
   return stringify({
     apiVersion: 'v1',
@@ -123,24 +133,12 @@ describe('connecting as kubectl does', () => {
     await chmod(plugin, 0o755);
     await writeFile(
       join(dir, 'config'),
-      kubeconfig({
-        current: 'exec',
-        contexts: [{ name: 'exec', context: { cluster: 'c', user: 'u', namespace: 'team-a' } }],
-        clusters: [{ name: 'c', cluster: { server: double.httpsUrl, 'certificate-authority-data': ca64() } }],
-        users: [
-          {
-            name: 'u',
-            user: {
-              exec: {
-                apiVersion: 'client.authentication.k8s.io/v1',
-                command: './plugin.mjs',
-                env: [{ name: 'THE_TOKEN', value: double.token }],
-                provideClusterInfo: true,
-                interactiveMode: 'Never',
-              },
-            },
-          },
-        ],
+      execKubeconfig({
+        apiVersion: 'client.authentication.k8s.io/v1',
+        command: './plugin.mjs',
+        env: [{ name: 'THE_TOKEN', value: double.token }],
+        provideClusterInfo: true,
+        interactiveMode: 'Never',
       }),
     );
     const { list } = await listSecrets({ KUBECONFIG: join(dir, 'config') });
@@ -156,15 +154,7 @@ describe('connecting as kubectl does', () => {
     const broken = `#!${process.execPath}\nconsole.error('login expired; run kubectl oidc-login');\nprocess.exit(1);\n`;
     await writeFile(plugin, broken);
     await chmod(plugin, 0o755);
-    await writeFile(
-      join(dir, 'config'),
-      kubeconfig({
-        current: 'exec',
-        contexts: [{ name: 'exec', context: { cluster: 'c', user: 'u', namespace: 'team-a' } }],
-        clusters: [{ name: 'c', cluster: { server: double.httpsUrl, 'certificate-authority-data': ca64() } }],
-        users: [{ name: 'u', user: { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: './plugin.mjs' } } }],
-      }),
-    );
+    await writeFile(join(dir, 'config'), execKubeconfig({ apiVersion: 'client.authentication.k8s.io/v1', command: './plugin.mjs' }));
     const { list } = await listSecrets({ KUBECONFIG: join(dir, 'config') });
     const error = await list().then(
       () => expect.fail('listed without credentials'),
