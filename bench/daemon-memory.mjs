@@ -33,7 +33,7 @@ async function sampleRss(pid, port, samples, everyMs) {
 }
 
 /** The idle RSS of a daemon with `count` tokens, after its first check of every one. */
-export async function idleDaemon({ count, settleMs, samples, quietMs = 1000 }) {
+export async function idleDaemon({ count, settleMs, samples, quietMs = 1000, nodeOptions = IMAGE_NODE_OPTIONS }) {
   const { emulator, counter } = await startCountedEmulator();
   // Not due, and not deployed: the first check delivers each (a fresh deployment), then all is idle.
   const tokens = seedTokens(emulator, count, { due: 0, prefix: 'idle' });
@@ -43,7 +43,8 @@ export async function idleDaemon({ count, settleMs, samples, quietMs = 1000 }) {
     env: { ROTATOR_LISTEN: `127.0.0.1:${port}`, ROTATOR_LOG_LEVEL: 'warn' },
   });
   const ids = new Set(tokens.map((t) => t.id));
-  const daemon = startNode([CLI, 'daemon', ...folder.args], { cwd: folder.dir, env: childEnv({ NODE_OPTIONS: IMAGE_NODE_OPTIONS }) });
+  const env = childEnv(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {});
+  const daemon = startNode([CLI, 'daemon', ...folder.args], { cwd: folder.dir, env });
   try {
     const checked = await waitFor(() => counter.classify(ids).checkGet >= count, 120_000);
     if (!checked) throw new Error(`the daemon did not check its ${count} tokens in 120 s\n${daemon.stderr()}`);
@@ -75,6 +76,8 @@ export async function daemonMemory({ count = 100, extra = 1000, settleMs = 5000,
   const bare = await bareNode({ settleMs: Math.min(settleMs, 1500), samples });
   const idle = await idleDaemon({ count, settleMs, samples, quietMs });
   const more = await idleDaemon({ count: count + extra, settleMs, samples, quietMs });
+  // As started outside the image (npm start, systemd, by hand): no NODE_OPTIONS at all.
+  const plain = await idleDaemon({ count, settleMs, samples, quietMs, nodeOptions: '' });
   const perThousand = ((more.rss - idle.rss) / extra) * 1000;
   const heapPerThousand = ((more.heapUsed - idle.heapUsed) / extra) * 1000;
   const opts = `NODE_OPTIONS="${IMAGE_NODE_OPTIONS}"`;
@@ -106,6 +109,17 @@ export async function daemonMemory({ count = 100, extra = 1000, settleMs = 5000,
       value: perThousand / 1024 / 1024,
       unit: 'MB per 1,000 tokens',
       details: { heapUsedMB: { [count]: Number(mb(idle.heapUsed)), [count + extra]: Number(mb(more.heapUsed)) } },
+    },
+    {
+      id: '5d',
+      goal: `5 memory: idle daemon, ${count} file-sink tokens, RSS without NODE_OPTIONS`,
+      target: 'stated',
+      measured: `${mb(plain.rss)} MB`,
+      baseline: `with NODE_OPTIONS="${IMAGE_NODE_OPTIONS}": ${mb(idle.rss)} MB`,
+      result: Number.isFinite(plain.rss) ? 'stated' : 'n/a',
+      value: plain.rss / 1024 / 1024,
+      unit: 'MB',
+      details: { samplesMB: plain.samples.map((s) => Number(mb(s))), heapUsedMB: Number(mb(plain.heapUsed)) },
     },
   ];
 }

@@ -74,6 +74,7 @@ const GOALS = {
   memory: [
     ['5a', '5 memory: idle daemon RSS'],
     ['5c', '5 memory: cost per 1,000 more tokens'],
+    ['5d', '5 memory: idle daemon RSS without NODE_OPTIONS'],
   ],
   heap: [['5b', '5 memory: live heap growth']],
   sidecar: [['x1', 'sidecar (1 token): Kubernetes idle RSS']],

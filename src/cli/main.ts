@@ -13,6 +13,13 @@ try {
 
 const argv = process.argv.slice(2);
 
+// Before any module loads, which alone grows the young generation: see young-generation.ts. The
+// word anywhere in argv: an option's value spelled `daemon` costs that run a little speed, nothing else.
+if (argv.includes('daemon')) {
+  const { keepYoungGenerationSmall } = await import('../daemon/young-generation.js');
+  keepYoungGenerationSmall(process.execArgv, process.env.NODE_OPTIONS);
+}
+
 /** `--version` alone is answered before the command line parser is even loaded. */
 async function version(): Promise<number> {
   const { packageVersion } = await import('../version.js');
