@@ -100,4 +100,21 @@ describe('daemon: a second stop signal exits at once', () => {
     expect(stopped.stderr).toMatch(/"msg":"stopped"/);
     expect(stopped.stderr).not.toMatch(/second stop signal/);
   }, 60_000);
+
+  it('a SIGHUP during the graceful stop (a config reloader firing as the pod ends) does not end it', async () => {
+    await oneToken();
+    // The check hangs for 2 s: the stop waits for it, and the SIGHUP comes meanwhile.
+    fx.emulator.faults.add({ op: 'retrieve', times: 1000, action: { kind: 'hang', ms: 2_000 } });
+    fx.emulator.requests.length = 0;
+    const daemon = startDaemon();
+    await daemon.waitFor(() => fx.emulator.requests.length > 0, 'the check to reach the service');
+    daemon.child.kill('SIGTERM');
+    await daemon.waitFor(() => /"msg":"stopping: /.test(daemon.stderr()), 'the graceful stop to begin');
+    daemon.child.kill('SIGHUP');
+    const stopped = await daemon.done;
+    fx.results.push(stopped);
+    expect({ code: stopped.code, signal: stopped.signal }, stopped.stderr).toEqual({ code: 0, signal: null });
+    expect(stopped.stderr).toMatch(/"msg":"SIGHUP while stopping: the policy is not reloaded"/);
+    expect(stopped.stderr).toMatch(/"msg":"stopped"/);
+  }, 60_000);
 });

@@ -85,7 +85,9 @@ export async function daemonCommand(options: GlobalOptions & { listen?: string }
 
 /**
  * Reloads on each SIGHUP until the first SIGTERM or SIGINT. The stop handlers are never removed:
- * a second signal during the graceful stop exits at once, as for `once` (see onStopSignals).
+ * a second signal during the graceful stop exits at once, as for `once` (see onStopSignals). A
+ * SIGHUP during the stop (a config reloader firing as the pod ends) is logged and ignored: with no
+ * handler, Node's default would end the process by the signal, in the middle of the stop.
  */
 function untilStopSignal(reload: () => void, logger: Logger): Promise<StopSignal> {
   return new Promise((resolve) => {
@@ -93,6 +95,7 @@ function untilStopSignal(reload: () => void, logger: Logger): Promise<StopSignal
     onStopSignals(
       (signal) => {
         process.off('SIGHUP', reload);
+        process.on('SIGHUP', () => logger.warn('SIGHUP while stopping: the policy is not reloaded'));
         resolve(signal);
       },
       { logger },
