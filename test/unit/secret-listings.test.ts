@@ -1,7 +1,12 @@
 import type { ISecret } from 'kubernetes-models/v1/Secret';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
-import { LISTING_FRESH_MS, LISTING_RETRY_MS, SecretListings } from '../../src/sinks/kubernetes-secret/secret-listings.js';
+import {
+  LISTING_FORBIDDEN_RETRY_MS,
+  LISTING_FRESH_MS,
+  LISTING_RETRY_MS,
+  SecretListings,
+} from '../../src/sinks/kubernetes-secret/secret-listings.js';
 
 const secret = (name: string, value = name): ISecret => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, data: { token: value } });
 const valueOf = (s: ISecret | undefined) => s?.data?.token;
@@ -166,11 +171,12 @@ describe('SecretListings', () => {
     expect(valueOf(await next)).toBe('a3');
   });
 
-  it('once the LIST is forbidden in a namespace, says so once and never lists there again', async () => {
+  it('once the LIST is forbidden in a namespace, says so once and reads by name there for a quarter of an hour', async () => {
     api = fakeApi();
     const reads = [api.listings.lookup('apps', 'a'), api.listings.lookup('apps', 'b')];
     api.calls[0]!.answer('forbidden');
     expect(await Promise.all(reads)).toEqual([undefined, undefined]);
+    api.advance(LISTING_FORBIDDEN_RETRY_MS - 1);
     expect(await api.listings.lookup('apps', 'a')).toBeUndefined();
     expect(api.calls).toHaveLength(1);
     expect(api.forbidden).toEqual(['apps']);
@@ -178,6 +184,25 @@ describe('SecretListings', () => {
     const elsewhere = api.listings.lookup('ops', 'a');
     api.calls[1]!.answer([secret('a')]);
     expect(valueOf(await elsewhere)).toBe('a');
+  });
+
+  it('asks again after the quarter of an hour: a grant of list made meanwhile takes effect without a restart', async () => {
+    api = fakeApi();
+    const refused = api.listings.lookup('apps', 'a');
+    api.calls[0]!.answer('forbidden');
+    expect(await refused).toBeUndefined();
+    api.advance(LISTING_FORBIDDEN_RETRY_MS);
+    // Still refused: read by name, and not said again.
+    const again = api.listings.lookup('apps', 'a');
+    api.calls[1]!.answer('forbidden');
+    expect(await again).toBeUndefined();
+    expect(api.forbidden).toEqual(['apps']);
+    // Granted: the next listing answers.
+    api.advance(LISTING_FORBIDDEN_RETRY_MS);
+    const granted = api.listings.lookup('apps', 'a');
+    api.calls[2]!.answer([secret('a', 'a2')]);
+    expect(valueOf(await granted)).toBe('a2');
+    expect(api.calls).toHaveLength(3);
   });
 
   it('a LIST that fails (too large, a server error) sends its readers to read by name, and is tried again after a while', async () => {

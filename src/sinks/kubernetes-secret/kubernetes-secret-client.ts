@@ -43,7 +43,7 @@ export function kubernetesSecretClient(context: SinkOpenContext): SinkClient<Kub
     onForbidden(namespace) {
       context.logger.info(
         { namespace },
-        `cannot list Secrets in ${namespace} (403 Forbidden): reading each Secret there by name; granting list on secrets in ${namespace} saves a request per Secret at every check`,
+        `cannot list Secrets in ${namespace} (403 Forbidden): reading each Secret there by name, and asking again every 15 minutes; granting list on secrets in ${namespace} saves a request per Secret at every check`,
       );
     },
   });

@@ -6,11 +6,16 @@ import { type SharedRequest, shareRequest } from '../../common/shared-request.js
 export const LISTING_FRESH_MS = 5_000;
 /** After a LIST failed (other than 403: too large, a server error), reads go by name this long before listing again. */
 export const LISTING_RETRY_MS = 60_000;
+/**
+ * After a LIST was refused (403), reads go by name this long before asking again: a grant of `list`
+ * made later takes effect without a restart, for one refused request per namespace in this time.
+ */
+export const LISTING_FORBIDDEN_RETRY_MS = 15 * 60_000;
 
 export interface SecretListingsOptions {
   /** One LIST of the namespace's Secrets that carry our label; `forbidden` for a 403. */
   list(namespace: string, signal: AbortSignal): Promise<ISecret[] | 'forbidden'>;
-  /** Once per namespace whose LIST was refused: its Secrets are read by name from then on. */
+  /** Once per namespace whose LIST was refused: its Secrets are read by name, asking again after LISTING_FORBIDDEN_RETRY_MS. */
   onForbidden(namespace: string): void;
   /** A LIST that failed otherwise: its reads go by name for LISTING_RETRY_MS. */
   onListFailed?(namespace: string, error: unknown): void;
@@ -26,14 +31,14 @@ interface Seen {
 }
 
 interface Namespace {
-  /** The LIST was refused (403): reads there go by name for the rest of the process, as before listings. */
-  forbidden: boolean;
+  /** A LIST was refused (403) here: said once (onForbidden), whatever later LISTs answer. */
+  forbiddenSaid: boolean;
   seen: Map<string, Seen>;
   /** Per Secret, the `seq` when this client last answered for it, read it by name or wrote it. */
   answered: Map<string, number>;
   /** The newest listing merged: an older one answering late must not bring back what it had. */
   merged: number;
-  /** Until when reads go by name after a failed LIST (monotonic ms). */
+  /** Until when reads go by name after a failed or refused LIST (monotonic ms). */
   listAgainAt: number;
   /** The newest listing in flight; one a read could not join may still be out, counted in `outstanding`. */
   flight?: { seq: number; at: number; request: SharedRequest<'listed' | 'forbidden' | 'failed'> };
@@ -86,7 +91,7 @@ export class SecretListings {
   /** The Secret from a listing; undefined when no listing can say (not in it, or list forbidden): read it by name. */
   async lookup(namespace: string, name: string, signal?: AbortSignal): Promise<ISecret | undefined> {
     const ns = this.#namespace(namespace);
-    if (ns.forbidden || this.#now() < ns.listAgainAt) return undefined;
+    if (this.#now() < ns.listAgainAt) return undefined;
     const floor = ns.answered.get(name) ?? 0;
     const held = ns.seen.get(name);
     if (held && held.seq > floor && this.#now() - held.at < LISTING_FRESH_MS) return this.#answer(ns, name, held);
@@ -126,7 +131,7 @@ export class SecretListings {
     if (!ns)
       this.#namespaces.set(
         namespace,
-        (ns = { forbidden: false, listAgainAt: 0, seen: new Map(), answered: new Map(), merged: 0, outstanding: 0 }),
+        (ns = { forbiddenSaid: false, listAgainAt: 0, seen: new Map(), answered: new Map(), merged: 0, outstanding: 0 }),
       );
     return ns;
   }
@@ -156,9 +161,10 @@ export class SecretListings {
           this.#merge(ns, seq, at, items);
           return 'listed' as const;
         }
-        if (!ns.forbidden) {
-          ns.forbidden = true;
-          ns.seen.clear();
+        ns.listAgainAt = this.#now() + LISTING_FORBIDDEN_RETRY_MS;
+        ns.seen.clear();
+        if (!ns.forbiddenSaid) {
+          ns.forbiddenSaid = true;
           this.#options.onForbidden(namespace);
         }
         return 'forbidden' as const;
