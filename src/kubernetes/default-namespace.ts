@@ -10,7 +10,23 @@ import { defaultNamespace } from './connection.js';
 export function namespaceOrDefault(raw: unknown, env: Env, issues: ConfigIssue[]): string | undefined {
   const given = (raw as { namespace?: unknown } | null)?.namespace;
   if (given !== undefined) return typeof given === 'string' ? given : undefined;
-  const found = defaultNamespace(env);
+  const found = defaultOfThisParse(env);
   if (!found) issues.push({ path: 'namespace', message: 'required here: not in a cluster, and no kubeconfig context to take it from' });
   return found;
+}
+
+/**
+ * The default namespace, found once per policy parse (synchronous, one turn of the event loop) and
+ * environment: reading and parsing the kubeconfig for each of thousands of sinks that name no
+ * namespace doubled the parse. Forgotten at the next turn, so that a policy read again (a reload)
+ * sees a kubeconfig changed meanwhile.
+ */
+let defaults: WeakMap<Env, string | undefined> | undefined;
+function defaultOfThisParse(env: Env): string | undefined {
+  if (!defaults) {
+    defaults = new WeakMap();
+    setImmediate(() => (defaults = undefined)).unref();
+  }
+  if (!defaults.has(env)) defaults.set(env, defaultNamespace(env));
+  return defaults.get(env);
 }
