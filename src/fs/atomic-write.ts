@@ -1,9 +1,10 @@
-import { closeSync, fchmodSync, lstatSync, open as openCallback, writeSync } from 'node:fs';
+import { closeSync, fchmodSync, lstatSync } from 'node:fs';
 import { readdir, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 import { fsyncFile, syncFolder } from './folder-sync.js';
 import { folderModeFor, makeFolders } from './make-folders.js';
+import { openExclusive, writeAll } from './new-file.js';
 import { readFileNow } from './read-file-now.js';
 import { uniqueHex12 } from './unique-name.js';
 
@@ -75,7 +76,7 @@ export async function writeFileAtomic(
     }
     try {
       fchmodSync(fd, options.mode); // open's mode is narrowed by the umask
-      for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at);
+      writeAll(fd, bytes);
       await fsyncFile(fd);
     } finally {
       closeSync(fd);
@@ -87,11 +88,6 @@ export async function writeFileAtomic(
   }
   await syncFolder(dir);
   return existing ? 'updated' : 'created';
-}
-
-/** A new file, `wx`, as a plain descriptor: lighter than a FileHandle for a write of a few bytes. */
-function openExclusive(path: string, mode: number): Promise<number> {
-  return new Promise((resolve, reject) => openCallback(path, 'wx', mode, (error, fd) => (error ? reject(error) : resolve(fd))));
 }
 
 function lstatOrUndefined(path: string) {
@@ -117,9 +113,10 @@ const listings = new Map<string, { at: number; leftovers: Promise<Map<string, st
 const LISTING_TTL_MS = 10_000;
 
 function leftoversIn(dir: string): Promise<Map<string, string[]>> {
-  const now = Date.now();
+  // Monotonic: a clock set back must not make a listing trusted for longer.
+  const now = performance.now();
   const cached = listings.get(dir);
-  if (cached && now - cached.at < LISTING_TTL_MS && now >= cached.at) return cached.leftovers;
+  if (cached && now - cached.at < LISTING_TTL_MS) return cached.leftovers;
   const leftovers = readdir(dir)
     .catch(() => [] as string[])
     .then((names) => {

@@ -5,9 +5,9 @@ const processPart = randomBytes(4).toString('hex');
 let counter = 0;
 
 /**
- * Twelve hex digits for a temporary file's name, unique in this process and, with 32 random bits,
- * all but surely across processes (where a clash makes an exclusive create fail, never overwrite).
- * A random draw per file cost more than the rest of naming it.
+ * Twelve hex digits for a temporary file's name: unique among this process's last 65,536 and, with
+ * 32 random bits, all but surely across processes. A clash makes an exclusive create fail, never
+ * overwrite. A random draw per file cost more than the rest of naming it.
  */
 export function uniqueHex12(): string {
   counter = (counter + 1) & 0xffff;

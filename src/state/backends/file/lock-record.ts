@@ -1,7 +1,8 @@
-import { closeSync, fstatSync, open as openCallback, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import { link, open, rename, unlink } from 'node:fs/promises';
 
 import { fsyncFile } from '../../../fs/folder-sync.js';
+import { openExclusive, writeAll } from '../../../fs/new-file.js';
 import { uniqueHex12 } from '../../../fs/unique-name.js';
 import type { ProcessIdentity } from './process-identity.js';
 
@@ -31,7 +32,6 @@ export interface LockRecord {
 /** Debris of a process killed half-way: a record not yet linked into place, or one set aside for removal. */
 export const DEBRIS_NAME = /\.[0-9a-f]{12}\.(?:tmp|removing)$/;
 
-const unique = uniqueHex12;
 const errorCode = (error: unknown) => (error as NodeJS.ErrnoException).code;
 
 export function parseOwner(raw: string): LockOwner | undefined {
@@ -96,14 +96,11 @@ export function readRecordSync(file: string): LockRecord | undefined {
  */
 export async function createRecord(file: string, owner: LockOwner): Promise<string | undefined> {
   const raw = JSON.stringify(owner);
-  const temporary = `${file}.${unique()}.tmp`;
-  const fd = await new Promise<number>((resolve, reject) =>
-    openCallback(temporary, 'wx', 0o600, (error, opened) => (error ? reject(error) : resolve(opened))),
-  );
+  const temporary = `${file}.${uniqueHex12()}.tmp`;
+  const fd = await openExclusive(temporary, 0o600);
   try {
     try {
-      const bytes = Buffer.from(raw, 'utf8');
-      for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at);
+      writeAll(fd, Buffer.from(raw, 'utf8'));
       await fsyncFile(fd);
     } finally {
       closeSync(fd);
@@ -127,7 +124,7 @@ export async function createRecord(file: string, owner: LockOwner): Promise<stri
  * aside (atomic), then looked at: a record that is not the one judged is linked back into place.
  */
 export async function removeIfUnchanged(file: string, raw: string): Promise<void> {
-  const aside = `${file}.${unique()}.removing`;
+  const aside = `${file}.${uniqueHex12()}.removing`;
   try {
     await rename(file, aside);
   } catch (error) {
