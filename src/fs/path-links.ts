@@ -32,10 +32,12 @@ export function linksInPathSync(path: string, folders?: FolderLinks): PathLink[]
   const links: PathLink[] = [];
   const components = componentPaths(path);
   for (const [i, at] of components.entries()) {
-    // What a folder is does not change within one look at many paths: each is looked at once.
-    const cached = i < components.length - 1 ? folders?.get(at) : undefined;
+    // What a folder is does not change within one look at many paths: each is looked at once. The
+    // path's own last component is always looked at.
+    const folder = i < components.length - 1;
+    const cached = folder ? folders?.get(at) : undefined;
     const found = cached ?? lookAt(at);
-    if (cached === undefined && i < components.length - 1) folders?.set(at, found);
+    if (folder && cached === undefined) folders?.set(at, found);
     if (found === 'unseen') break;
     if (found) links.push(found);
   }
@@ -54,23 +56,11 @@ function lookAt(at: string): PathLink | null | 'unseen' {
 }
 
 /**
- * The first symbolic link among the existing components of the absolute `path`, if any.
- * Synchronously: an lstat of a local path takes microseconds, a round trip through the thread pool
- * for each component many times that.
+ * The first symbolic link among the existing components of the absolute `path`, if any. Only a
+ * refused path has one, so walking on past it (as linksInPathSync does) costs nothing that matters.
  */
 export function firstLinkInPathSync(path: string, folders?: FolderLinks): PathLink | undefined {
-  const components = componentPaths(path);
-  for (const [i, at] of components.entries()) {
-    // The folders on the way may come from `folders`, as linksInPathSync has them; the path's own
-    // last component is always looked at.
-    const last = i === components.length - 1;
-    const cached = last ? undefined : folders?.get(at);
-    const found = cached ?? lookAt(at);
-    if (!last && cached === undefined) folders?.set(at, found);
-    if (found === 'unseen') return undefined;
-    if (found) return found;
-  }
-  return undefined;
+  return linksInPathSync(path, folders)[0];
 }
 
 /**
