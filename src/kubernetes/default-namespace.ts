@@ -1,4 +1,5 @@
 import type { Env } from '../common/env-variables.js';
+import { forThisTurn } from '../common/for-this-turn.js';
 import type { ConfigIssue } from '../errors.js';
 import { defaultNamespace } from './connection.js';
 
@@ -16,17 +17,13 @@ export function namespaceOrDefault(raw: unknown, env: Env, issues: ConfigIssue[]
 }
 
 /**
- * The default namespace, found once per policy parse (synchronous, one turn of the event loop) and
- * environment: reading and parsing the kubeconfig for each of thousands of sinks that name no
- * namespace doubled the parse. Forgotten at the next turn, so that a policy read again (a reload)
- * sees a kubeconfig changed meanwhile.
+ * The default namespace, found once per policy parse and environment: reading and parsing the
+ * kubeconfig for each of thousands of sinks that name no namespace doubled the parse.
  */
-let defaults: WeakMap<Env, string | undefined> | undefined;
+const defaultsOfThisParse = forThisTurn(() => new WeakMap<Env, string | undefined>());
+
 function defaultOfThisParse(env: Env): string | undefined {
-  if (!defaults) {
-    defaults = new WeakMap();
-    setImmediate(() => (defaults = undefined)).unref();
-  }
+  const defaults = defaultsOfThisParse();
   if (!defaults.has(env)) defaults.set(env, defaultNamespace(env));
   return defaults.get(env);
 }

@@ -1,5 +1,6 @@
 import { lstatSync } from 'node:fs';
 
+import { forThisTurn } from '../../common/for-this-turn.js';
 import type { ConfigIssue } from '../../errors.js';
 import { type FolderLinks, linksInPathSync, type PathLink, realLocationSync } from '../../fs/path-links.js';
 
@@ -27,19 +28,8 @@ export function inspectDestination(path: string, allowSymlinks: boolean): Destin
   return { realPath, issues };
 }
 
-/**
- * The folders looked at while one policy is parsed (synchronously, in one turn of the event loop):
- * a policy of n sinks in one folder looks at that folder's ancestors once, not n times. Forgotten at
- * the next turn, so that a policy read again (a reload) looks again.
- */
-let folders: FolderLinks | undefined;
-function foldersOfThisParse(): FolderLinks {
-  if (!folders) {
-    folders = new Map();
-    setImmediate(() => (folders = undefined)).unref();
-  }
-  return folders;
-}
+/** The folders looked at while one policy is parsed: a policy of n sinks in one folder looks at its ancestors once. */
+const foldersOfThisParse = forThisTurn((): FolderLinks => new Map());
 
 /** A link can send the secret to a place that nobody reviewing the policy sees. */
 function refusedLinks(links: PathLink[]): string {
