@@ -1,3 +1,5 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+
 import type { Clock } from '../clock.js';
 import type { ResponseHeaders } from './retry-delay.js';
 
@@ -43,7 +45,7 @@ export function rateLimitPacer(
   clock: Clock,
   options: { sleep?: (ms: number, signal?: AbortSignal) => Promise<void> } = {},
 ): RateLimitPacer {
-  const sleep = options.sleep ?? defaultSleep;
+  const wait = options.sleep ?? defaultSleep;
   let sent = 0;
   /**
    * Requests sent and not answered yet, by place, with when they were sent. One that never gets
@@ -101,7 +103,7 @@ export function rateLimitPacer(
           const promise = new Promise<void>((r) => (resolve = r));
           return { promise, resolve };
         })();
-        await Promise.race([sleep(Math.max(1, waitMs), signal), changed.promise]);
+        await Promise.race([wait(Math.max(1, waitMs), signal), changed.promise]);
       }
     },
 
@@ -126,17 +128,10 @@ export function rateLimitPacer(
   };
 }
 
+/** Rejects with the signal's own reason, as `throwIfAborted` does, not Node's AbortError. */
 function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      signal?.removeEventListener('abort', aborted);
-      resolve();
-    }
-    function aborted() {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    }
-    signal?.addEventListener('abort', aborted, { once: true });
+  return sleep(ms, undefined, { signal }).catch((error: unknown) => {
+    signal?.throwIfAborted();
+    throw error;
   });
 }

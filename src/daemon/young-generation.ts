@@ -11,8 +11,7 @@ import { setFlagsFromString } from 'node:v8';
  * given on Node's command line, but the growth factor is read at each growth, so it can be set here,
  * for a daemon started with `npm start`, by systemd or by hand. A semi-space flag of the user's wins.
  */
-export function keepYoungGenerationSmall(execArgv: readonly string[], nodeOptions: string | undefined): boolean {
-  if ([...execArgv, nodeOptions ?? ''].some((arg) => /semi[-_]space/.test(arg))) return false;
+export function keepYoungGenerationSmall(execArgv: readonly string[], nodeOptions: string | undefined): void {
+  if ([...execArgv, nodeOptions ?? ''].some((arg) => /semi[-_]space/.test(arg))) return;
   setFlagsFromString('--semi-space-growth-factor=1');
-  return true;
 }

@@ -21,9 +21,9 @@ const PATCH_TYPES: Record<PatchKind, string> = {
 /** The field manager of every write: what `kubectl get -o yaml --show-managed-fields` shows as ours. */
 export const FIELD_MANAGER = 'token-rotator';
 
-/** Lists of Secrets can be large: a bound well above a namespace of them, well below harm. */
 /** Objects per page of a list: kubectl's default chunk size. */
 export const LIST_PAGE_SIZE = 500;
+/** Lists of Secrets can be large: a bound well above a namespace of them, well below harm. */
 const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 
 /**
