@@ -1,9 +1,12 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 
+import type { RateLimitPacer } from '../../src/api/rate-limit-pacer.js';
 import { createTokenServiceClient } from '../../src/api/token-service-client.js';
 import type { AccessTokenSource } from '../../src/auth/access-token-source.js';
 import { oauthClientCredentials } from '../../src/auth/oauth-client-credentials.js';
-import { systemClock } from '../../src/clock.js';
+import { type Clock, systemClock } from '../../src/clock.js';
 import type { Emulator } from '../../src/emulator/start-emulator.js';
 import { createLogger } from '../../src/log/logger.js';
 import { Secret } from '../../src/secret.js';
@@ -48,4 +51,20 @@ export function emulatorClient(emulator: Emulator, options: { timeoutMs?: number
     random: () => 0,
   });
   return { api, log };
+}
+
+/**
+ * A token service client for a plain local server (listening already) that takes any bearer: for
+ * tests that shape the service's answers themselves (keep-alive, rate limit headers).
+ */
+export function localServerClient(server: Server, options: { clock?: Clock; pacer?: RateLimitPacer } = {}) {
+  const auth: AccessTokenSource = { getAccessToken: async () => new Secret('access-token-0123456789'), invalidate: () => false };
+  return createTokenServiceClient({
+    apiUrl: new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
+    auth,
+    timeoutMs: 5000,
+    clock: options.clock ?? systemClock,
+    logger: captureLog().logger,
+    ...(options.pacer ? { pacer: options.pacer } : {}),
+  });
 }

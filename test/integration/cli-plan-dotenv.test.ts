@@ -48,13 +48,19 @@ const givenIn = {
   },
 };
 
-it.each(Object.keys(givenIn) as Array<keyof typeof givenIn>)('plan reads a Vault sink with the token given in %s', async (where) => {
-  await appendFile(fx.envFile, await givenIn[where]());
+/** A new token, not due, whose one sink is a Vault path of its own: the whole policy. */
+async function tokenWithVaultSink() {
   const token = fx.emulator.store.add({ name: `ingest-${++tokens}`, expiresAt: new Date(Date.now() + 60 * DAY) });
   await writePolicy(fx.dir, {
     version: 1,
     tokens: [{ name: token.name, id: token.id, sinks: [{ type: 'vault', address: vault.url, path: `apps/${token.name}` }] }],
   });
+  return token;
+}
+
+it.each(Object.keys(givenIn) as Array<keyof typeof givenIn>)('plan reads a Vault sink with the token given in %s', async (where) => {
+  await appendFile(fx.envFile, await givenIn[where]());
+  const token = await tokenWithVaultSink();
   // `once` fills the empty Vault path (it already reads the dotenv file's credentials)...
   const once = await cli('once');
   expect(once.code, once.stderr).toBe(0);
@@ -73,11 +79,7 @@ it.each(Object.keys(givenIn) as Array<keyof typeof givenIn>)('plan reads a Vault
 
 it('plan exits 1, as once does, when a sink cannot be read: the plan of that token is not whole', async () => {
   await appendFile(fx.envFile, `VAULT_TOKEN=${vaultToken}\n`);
-  const token = fx.emulator.store.add({ name: `ingest-${++tokens}`, expiresAt: new Date(Date.now() + 60 * DAY) });
-  await writePolicy(fx.dir, {
-    version: 1,
-    tokens: [{ name: token.name, id: token.id, sinks: [{ type: 'vault', address: vault.url, path: `apps/${token.name}` }] }],
-  });
+  const token = await tokenWithVaultSink();
   const first = await cli('once');
   expect(first.code, first.stderr).toBe(0);
 

@@ -48,6 +48,17 @@ describe('daemon: a second stop signal exits at once', () => {
     return { ...daemon, stderr: () => stderr, waitFor };
   }
 
+  /** The daemon, its first check hung for `hangMs`, sent `signal` and into its graceful stop. */
+  async function stoppingOnAHungCheck(hangMs: number, signal: NodeJS.Signals) {
+    fx.emulator.requests.length = 0;
+    fx.emulator.faults.add({ op: 'retrieve', times: 1000, action: { kind: 'hang', ms: hangMs } });
+    const daemon = startDaemon();
+    await daemon.waitFor(() => fx.emulator.requests.length > 0, 'the check to reach the service');
+    daemon.child.kill(signal);
+    await daemon.waitFor(() => /"msg":"stopping: /.test(daemon.stderr()), 'the graceful stop to begin');
+    return daemon;
+  }
+
   it.each([
     ['SIGTERM', 'SIGTERM', 143],
     ['SIGINT', 'SIGINT', 130],
@@ -61,13 +72,7 @@ describe('daemon: a second stop signal exits at once', () => {
       expect(once.code, once.stderr).toBe(0);
 
       // The check hangs for a minute: the graceful stop would wait for its 8 s deadline.
-      fx.emulator.requests.length = 0;
-      fx.emulator.faults.add({ op: 'retrieve', times: 1000, action: { kind: 'hang', ms: 60_000 } });
-      const daemon = startDaemon();
-      await daemon.waitFor(() => fx.emulator.requests.length > 0, 'the check to reach the service');
-
-      daemon.child.kill(first);
-      await daemon.waitFor(() => /"msg":"stopping: /.test(daemon.stderr()), 'the graceful stop to begin');
+      const daemon = await stoppingOnAHungCheck(60_000, first);
       // Sooner would be the same stop (Ctrl-C under npm arrives twice): see SAME_STOP_WITHIN_MS.
       await sleep(SAME_STOP_WITHIN_MS + 200);
       const sentAt = Date.now();
@@ -104,12 +109,7 @@ describe('daemon: a second stop signal exits at once', () => {
   it('a SIGHUP during the graceful stop (a config reloader firing as the pod ends) does not end it', async () => {
     await oneToken();
     // The check hangs for 2 s: the stop waits for it, and the SIGHUP comes meanwhile.
-    fx.emulator.faults.add({ op: 'retrieve', times: 1000, action: { kind: 'hang', ms: 2_000 } });
-    fx.emulator.requests.length = 0;
-    const daemon = startDaemon();
-    await daemon.waitFor(() => fx.emulator.requests.length > 0, 'the check to reach the service');
-    daemon.child.kill('SIGTERM');
-    await daemon.waitFor(() => /"msg":"stopping: /.test(daemon.stderr()), 'the graceful stop to begin');
+    const daemon = await stoppingOnAHungCheck(2_000, 'SIGTERM');
     daemon.child.kill('SIGHUP');
     const stopped = await daemon.done;
     fx.results.push(stopped);

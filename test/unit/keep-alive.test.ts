@@ -1,13 +1,8 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { createTokenServiceClient } from '../../src/api/token-service-client.js';
-import type { AccessTokenSource } from '../../src/auth/access-token-source.js';
-import { systemClock } from '../../src/clock.js';
-import { Secret } from '../../src/secret.js';
-import { captureLog } from '../helpers/rotator-client.js';
+import { localServerClient } from '../helpers/rotator-client.js';
 
 describe('the token service client keeps its connections', () => {
   let server: Server | undefined;
@@ -30,14 +25,7 @@ describe('the token service client keeps its connections', () => {
     server.keepAliveTimeout = 1000;
     server.on('connection', () => (connections.count += 1));
     await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
-    const auth: AccessTokenSource = { getAccessToken: async () => new Secret('access-token-0123456789'), invalidate: () => false };
-    const api = createTokenServiceClient({
-      apiUrl: new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
-      auth,
-      timeoutMs: 5000,
-      clock: systemClock,
-      logger: captureLog().logger,
-    });
+    const api = localServerClient(server);
     return { api, connections };
   }
 

@@ -1,14 +1,10 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { rateLimitPacer, RESET_MARGIN_MS } from '../../src/api/rate-limit-pacer.js';
-import { createTokenServiceClient } from '../../src/api/token-service-client.js';
-import type { AccessTokenSource } from '../../src/auth/access-token-source.js';
+import { type RateLimitPacer, rateLimitPacer, RESET_MARGIN_MS } from '../../src/api/rate-limit-pacer.js';
 import type { Clock } from '../../src/clock.js';
-import { Secret } from '../../src/secret.js';
-import { captureLog } from '../helpers/rotator-client.js';
+import { localServerClient } from '../helpers/rotator-client.js';
 
 /** A clock that only moves when a paced request sleeps: waits are counted, never spent. */
 function fakeTime(startMs: number) {
@@ -20,6 +16,16 @@ function fakeTime(startMs: number) {
     nowMs += ms;
   };
   return { clock, sleep, sleeps, advance: (ms: number) => (nowMs += ms), now: () => nowMs };
+}
+
+/** How many requests the pacer lets go before `windowEnd`: it sends until one has to wait past it. */
+async function sendsBeforeReset(pacer: RateLimitPacer, time: ReturnType<typeof fakeTime>, windowEnd: number): Promise<number> {
+  let sent = 0;
+  for (;;) {
+    await pacer.beforeSend();
+    if (time.now() >= windowEnd) return sent;
+    sent += 1;
+  }
 }
 
 const headers = (limit: number, remaining: number, resetMs: number) => ({
@@ -62,12 +68,7 @@ describe('the rate limit pacer', () => {
     const inFlight = await Promise.all([1, 2, 3, 4].map(() => pacer.beforeSend()));
     // The service counted only the first when it answered: 5 of 10 left, less the 4 in flight.
     pacer.observe(first, headers(10, 5, WINDOW_END));
-    let sentBeforeReset = 0;
-    for (;;) {
-      await pacer.beforeSend();
-      if (time.now() >= WINDOW_END) break;
-      sentBeforeReset += 1;
-    }
+    const sentBeforeReset = await sendsBeforeReset(pacer, time, WINDOW_END);
     expect(inFlight).toEqual([2, 3, 4, 5]);
     expect(sentBeforeReset).toBe(1);
   });
@@ -80,12 +81,7 @@ describe('the rate limit pacer', () => {
     // The newer request reached the service first (its own connection, its own timing): counted
     // alone, 2 of 3 left. The older one is counted after, and takes one of those 2.
     pacer.observe(newer, headers(3, 2, WINDOW_END));
-    let sentBeforeReset = 0;
-    for (;;) {
-      await pacer.beforeSend();
-      if (time.now() >= WINDOW_END) break;
-      sentBeforeReset += 1;
-    }
+    const sentBeforeReset = await sendsBeforeReset(pacer, time, WINDOW_END);
     pacer.observe(older, headers(3, 1, WINDOW_END));
     // 3 in the window: older, newer and one more; a fourth would have been answered 429.
     expect(sentBeforeReset).toBe(1);
@@ -147,15 +143,7 @@ describe('the token service client paces by the headers of every answer', () => 
       res.end(JSON.stringify(status === 200 ? { id, name: id, expiresAt: null } : { message: 'rate limited' }));
     });
     await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
-    const auth: AccessTokenSource = { getAccessToken: async () => new Secret('access-token-0123456789'), invalidate: () => false };
-    const api = createTokenServiceClient({
-      apiUrl: new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
-      auth,
-      timeoutMs: 5000,
-      clock: time.clock,
-      logger: captureLog().logger,
-      pacer: rateLimitPacer(time.clock, { sleep: time.sleep }),
-    });
+    const api = localServerClient(server, { clock: time.clock, pacer: rateLimitPacer(time.clock, { sleep: time.sleep }) });
     for (let i = 0; i < 8; i++) await api.retrieve(`t${i}`);
     expect(seen.filter((r) => r.status === 429)).toEqual([]);
     expect(seen).toHaveLength(8);
