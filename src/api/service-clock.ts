@@ -56,6 +56,9 @@ export function skewWorthRecording(recorded: { offsetMs: number } | null, measur
 
 /** "2h 3m ahead of" / "5m behind": for messages. */
 export function describeSkew(offsetMs: number, format: (ms: number) => string): string {
-  // Whole seconds: the measurement is no finer, and 1h 59m 59.5s reads as the 2 h it is.
-  return `${format(Math.round(Math.abs(offsetMs) / 1000) * 1000)} ${offsetMs >= 0 ? 'ahead of' : 'behind'}`;
+  // Rounded to the finest unit the two-unit format shows (minutes from an hour up, else seconds):
+  // the measurement is off by up to a second plus the answer's transit, and a format that truncates
+  // would show a 2 h skew measured as 1h 59m 59.4s as "1h 59m".
+  const unit = Math.abs(offsetMs) >= 3600_000 - 30_000 ? 60_000 : 1000;
+  return `${format(Math.round(Math.abs(offsetMs) / unit) * unit)} ${offsetMs >= 0 ? 'ahead of' : 'behind'}`;
 }

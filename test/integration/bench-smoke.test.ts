@@ -20,40 +20,50 @@ interface GoalRow {
   value: number | null;
 }
 
-// Not a timed test: the goals need not pass, only every measurement must run and give a figure.
-it('npm run bench (quick) prints every goal with a measured figure, a baseline and a verdict', { timeout: 120_000 }, async () => {
-  const dir = await makeTempDir('token-rotator-bench-smoke-');
-  try {
-    const out = join(dir, 'bench.json');
-    const { code, stdout, stderr } = await new Promise<{ code: number; stdout: string; stderr: string }>((done) => {
-      execFile(
-        process.execPath,
-        [join(ROOT, 'bench/run.mjs')],
-        { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: dir, BENCH_QUICK: '1', BENCH_OUT: out }, timeout: 110_000 },
-        (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-      );
-    });
-    expect(code, stderr).toBe(0);
+/**
+ * Not a timed test: the goals need not pass, only every measurement must run and give a figure. The
+ * quick run takes about 25 s on an idle 2-core machine and several times that with both cores busy;
+ * the bounds only stop a run that hangs.
+ */
+const BENCH_BOUND_MS = 300_000;
 
-    const header = stdout.split('\n').find((line) => line.startsWith('GOAL '));
-    expect(header?.split('|').map((c) => c.trim())).toEqual(['GOAL', 'TARGET', 'MEASURED', 'BASELINE', 'RESULT']);
-    expect(stdout).toMatch(/^machine: .+, \d+ cores, .*node v\d+/m);
-    for (const id of GOALS) {
-      const line = stdout.split('\n').find((l) => l.startsWith(`${id} `));
-      expect(line, `row ${id} in\n${stdout}`).toBeDefined();
-      const [, , measured, , result] = line!.split('|').map((c) => c.trim());
-      expect(measured, `${id}: ${line}`).toMatch(/\d/);
-      expect(['pass', 'short', 'stated', 'n/a'], `${id}: ${line}\n${stderr}`).toContain(result);
-    }
+it(
+  'npm run bench (quick) prints every goal with a measured figure, a baseline and a verdict',
+  { timeout: BENCH_BOUND_MS + 20_000 },
+  async () => {
+    const dir = await makeTempDir('token-rotator-bench-smoke-');
+    try {
+      const out = join(dir, 'bench.json');
+      const { code, stdout, stderr } = await new Promise<{ code: number; stdout: string; stderr: string }>((done) => {
+        execFile(
+          process.execPath,
+          [join(ROOT, 'bench/run.mjs')],
+          { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: dir, BENCH_QUICK: '1', BENCH_OUT: out }, timeout: BENCH_BOUND_MS },
+          (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+        );
+      });
+      expect(code, stderr).toBe(0);
 
-    const json = JSON.parse(await readFile(out, 'utf8')) as { quick: boolean; machine: { node: string }; goals: GoalRow[] };
-    expect(json.quick).toBe(true);
-    expect(json.machine.node).toBe(process.version);
-    expect(json.goals.map((g) => g.id).sort()).toEqual([...GOALS].sort());
-    for (const goal of json.goals) {
-      if (goal.result !== 'n/a') expect(Number.isFinite(goal.value), `${goal.id}: ${JSON.stringify(goal)}`).toBe(true);
+      const header = stdout.split('\n').find((line) => line.startsWith('GOAL '));
+      expect(header?.split('|').map((c) => c.trim())).toEqual(['GOAL', 'TARGET', 'MEASURED', 'BASELINE', 'RESULT']);
+      expect(stdout).toMatch(/^machine: .+, \d+ cores, .*node v\d+/m);
+      for (const id of GOALS) {
+        const line = stdout.split('\n').find((l) => l.startsWith(`${id} `));
+        expect(line, `row ${id} in\n${stdout}`).toBeDefined();
+        const [, , measured, , result] = line!.split('|').map((c) => c.trim());
+        expect(measured, `${id}: ${line}`).toMatch(/\d/);
+        expect(['pass', 'short', 'stated', 'n/a'], `${id}: ${line}\n${stderr}`).toContain(result);
+      }
+
+      const json = JSON.parse(await readFile(out, 'utf8')) as { quick: boolean; machine: { node: string }; goals: GoalRow[] };
+      expect(json.quick).toBe(true);
+      expect(json.machine.node).toBe(process.version);
+      expect(json.goals.map((g) => g.id).sort()).toEqual([...GOALS].sort());
+      for (const goal of json.goals) {
+        if (goal.result !== 'n/a') expect(Number.isFinite(goal.value), `${goal.id}: ${JSON.stringify(goal)}`).toBe(true);
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-});
+  },
+);

@@ -75,17 +75,15 @@ describe('daemon: a second stop signal exits at once', () => {
       const daemon = await stoppingOnAHungCheck(60_000, first);
       // Sooner would be the same stop (Ctrl-C under npm arrives twice): see SAME_STOP_WITHIN_MS.
       await sleep(SAME_STOP_WITHIN_MS + 200);
-      const sentAt = Date.now();
       daemon.child.kill(second);
       const stopped = await daemon.done;
-      const tookMs = Date.now() - sentAt;
       fx.results.push(stopped);
 
       expect({ code: stopped.code, signal: stopped.signal }, stopped.stderr).toEqual({ code, signal: null });
       expect(stopped.stderr).toMatch(/"msg":"second stop signal: exiting now/);
-      // Not the graceful stop run to its deadline.
+      // Not the graceful stop run to its deadline, which ends with "stopped" and exit 0: told by
+      // what the daemon says and its exit code, not by a wall-clock window a loaded machine can miss.
       expect(stopped.stderr).not.toMatch(/"msg":"stopped"/);
-      expect(tookMs).toBeLessThan(5_000);
     },
     60_000,
   );

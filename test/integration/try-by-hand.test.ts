@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,9 +22,37 @@ const COMMON_PORTS = [
   80, 443, 1080, 3000, 3001, 4200, 5000, 5173, 5432, 6379, 8000, 8008, 8080, 8081, 8443, 8888, 9000, 9090, 9093, 9100, 9200, 9464,
 ];
 
+/** A port nothing listens on now: the OS's pick for port 0, let go again. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/**
+ * The session with the README's ports replaced by free ones: a README session (or anything else)
+ * on this machine may hold 18464 or 19464.
+ */
+async function onFreePorts(text: string, readmePorts: readonly number[]): Promise<string> {
+  let replaced = text;
+  for (const port of readmePorts) replaced = replaced.replaceAll(String(port), String(await freePort()));
+  return replaced;
+}
+
 let dir: string;
 beforeAll(async () => {
   dir = await makeTempDir('try-by-hand-');
+  // `npx token-rotator…` as the installed package would run it: the built bins of this checkout.
+  const bin = join(dir, 'bin');
+  await mkdir(bin);
+  await writeFile(
+    join(bin, 'npx'),
+    `#!/bin/sh\ncase "$1" in\n  token-rotator) shift; exec "${process.execPath}" "${root}/dist/cli/main.js" "$@" ;;\n` +
+      `  token-rotator-emulator) shift; exec "${process.execPath}" "${root}/dist/emulator/main.js" "$@" ;;\nesac\nexit 127\n`,
+  );
+  await chmod(join(bin, 'npx'), 0o755);
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
@@ -41,21 +70,15 @@ describe('README "Try it by hand"', () => {
   });
 
   it('shows a policy that is valid, and runs as written: every step succeeds, secrets stay out of git, what it starts it stops', async () => {
-    const { blocks } = await section();
-    // `npx token-rotator…` as the installed package would run it: the built bins of this checkout.
+    const { text, blocks } = await section();
+    const readmePorts = [...new Set([...text.matchAll(/--port\s+(\d+)|--listen\s+(\d+)/g)].map((m) => Number(m[1] ?? m[2])))];
+    expect(readmePorts).toHaveLength(2);
     const bin = join(dir, 'bin');
-    await mkdir(bin);
-    await writeFile(
-      join(bin, 'npx'),
-      `#!/bin/sh\ncase "$1" in\n  token-rotator) shift; exec "${process.execPath}" "${root}/dist/cli/main.js" "$@" ;;\n` +
-        `  token-rotator-emulator) shift; exec "${process.execPath}" "${root}/dist/emulator/main.js" "$@" ;;\nesac\nexit 127\n`,
-    );
-    await chmod(join(bin, 'npx'), 0o755);
     const work = join(dir, 'work');
     await mkdir(work);
     // Each step must succeed (set -e); job control on (set -m) as in a terminal; after `kill`, both jobs end with 0.
     // The session as written; before its last line (the kill), the jobs' pids, to wait for their exit codes.
-    const lines = blocks[2]!.trimEnd().split('\n');
+    const lines = (await onFreePorts(blocks[2]!, readmePorts)).trimEnd().split('\n');
     const kill = lines.pop()!;
     expect(kill).toMatch(/^kill %2 %1\b/);
     const script =
@@ -81,5 +104,34 @@ describe('README "Try it by hand"', () => {
     expect(result.stdout.trim().split('\n').slice(-3)).toEqual(['emulator.env', '.token-rotator', 'secrets/ingest-prod.token']);
     const policy = parse(await readFile(join(work, 'rotation.yaml'), 'utf8')) as { tokens: unknown[] };
     expect(policy.tokens).toHaveLength(1);
+  }, 90_000);
+
+  it('gives up waiting for the emulator, with a message, when its port is taken', async () => {
+    const { blocks } = await section();
+    const [start, wait] = blocks[2]!.split('\n');
+    expect(wait).toMatch(/^timeout \d+ .*\|\| echo "no emulator: is port \d+ taken\?"/);
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as { port: number };
+    try {
+      const readmePort = /--port (\d+)/.exec(start!)![1]!;
+      const bin = join(dir, 'bin');
+      const work = join(dir, 'taken');
+      await mkdir(work);
+      // The README's two lines as written, but on the taken port, with a shorter bound.
+      const bounded = wait!.replaceAll(readmePort, String(port)).replace(/^timeout \d+/, 'timeout 3');
+      const script = `${start!.replace(readmePort, String(port))}\n${bounded}\nwait\n`;
+      const result = await new Promise<{ stdout: string; stderr: string }>((done) =>
+        execFile(
+          'bash',
+          ['-c', script],
+          { cwd: work, env: { PATH: `${bin}:${process.env.PATH ?? ''}`, HOME: dir }, timeout: 60_000 },
+          (_e, stdout, stderr) => done({ stdout, stderr }),
+        ),
+      );
+      expect(result.stdout).toContain(`no emulator: is port ${port} taken?`);
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
   }, 90_000);
 });
