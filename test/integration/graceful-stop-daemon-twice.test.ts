@@ -12,7 +12,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Waits for `condition`; fails at once, with the daemon's stderr, if the daemon ended first. */
 async function until(condition: () => boolean, what: string, daemon?: { child: ChildProcess; stderr: () => string }): Promise<void> {
   for (let waited = 0; !condition(); waited += 50) {
-    if (daemon && daemon.child.exitCode !== null) throw new Error(`the daemon exited before ${what}:\n${daemon.stderr()}`);
+    const ended = daemon && (daemon.child.exitCode !== null || daemon.child.signalCode !== null);
+    if (ended) {
+      const how = daemon.child.signalCode ? `by ${daemon.child.signalCode}` : `with ${daemon.child.exitCode}`;
+      throw new Error(`the daemon ended ${how} before ${what}:\n${daemon.stderr()}`);
+    }
     if (waited > 40_000) throw new Error(`timed out waiting for ${what}:\n${daemon?.stderr() ?? ''}`);
     await sleep(50);
   }

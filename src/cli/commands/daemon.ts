@@ -47,7 +47,11 @@ export async function daemonCommand(options: GlobalOptions & { listen?: string }
   const logger = createLogger({ level: runtime.settings.logLevel });
   warnAboutUnsafeSettings(runtime.settings, runtime.env, logger);
   const notifyFor = (targets: Runtime['notificationTargets']) => createNotifier(targets, logger);
-  let daemon;
+  let daemon: Awaited<ReturnType<typeof startDaemon>> | undefined;
+  // Before anything is said or started: a signal that comes once "daemon started" is out (or while
+  // it starts) is a graceful stop, never Node's default exit by the signal. A supervisor that reads
+  // the log and stops the process at once must not find it without its handlers.
+  const stopSignal = untilStopSignal(() => void daemon?.reload(), logger);
   try {
     daemon = await startDaemon({
       settings: runtime.settings,
@@ -73,7 +77,7 @@ export async function daemonCommand(options: GlobalOptions & { listen?: string }
     'daemon started; health on /healthz, readiness on /readyz, metrics on /metrics',
   );
 
-  const signal = await untilStopSignal(() => void daemon.reload(), logger);
+  const signal = await stopSignal;
   logger.info({ signal }, 'stopping: no new checks; finishing the ones in flight (send the signal again to exit at once)');
   // The stop handlers stay until the process ends: npm's copy of a Ctrl-C may come after a quick
   // stop, and with no handler it would end the process by the signal instead of exit 0.

@@ -56,6 +56,9 @@ export async function emulatorCommand(options: EmulatorCommandOptions, io: CliIo
     ]);
   }
   const seed = options.seed ? await loadSeedFile(resolve(io.cwd, options.seed)) : undefined;
+  // Listening for the stop before the env file or a line says it serves: whoever waits for either
+  // and stops it at once gets a clean stop, not Node's default exit by the signal.
+  const stopped = untilStopped();
   let emulator;
   try {
     emulator = await startEmulator({
@@ -108,7 +111,7 @@ export async function emulatorCommand(options: EmulatorCommandOptions, io: CliIo
       );
     }
     io.stdout.write('\nCtrl-C to stop.\n');
-    await untilStopped();
+    await stopped;
   } finally {
     await Promise.all([emulator.close(), kubernetes?.close()]);
   }
