@@ -439,6 +439,88 @@ describe('Kubernetes API double, raw API', () => {
     expect((await api('GET', '/api/v1/namespaces/ci/secrets')).status).toBe(200);
   });
 
+  it('authorizes an apply or a PUT that creates as create too, after validation, dry run or not; an update needs no create', async () => {
+    const applyTo = (name: string, query = '') =>
+      api('PATCH', `${secrets}/${name}?fieldManager=token-rotator${query}`, secret(name, { data: { token: b64('t') } }), APPLY);
+    await applyTo('applied-before');
+    double.forbidden.push({ verb: 'create', resource: 'secrets' }, { verb: 'create', resource: 'leases' });
+    try {
+      // errors.NewForbidden with RBAC's empty reason: no user, no verb, the colon kept.
+      const refused = {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: 'secrets "created-by-apply" is forbidden: ',
+        reason: 'Forbidden',
+        details: { name: 'created-by-apply', kind: 'secrets' },
+        code: 403,
+      };
+      expect(await applyTo('created-by-apply')).toMatchObject({ status: 403, body: refused });
+      expect(await applyTo('created-by-apply', '&dryRun=All')).toMatchObject({ status: 403, body: refused });
+      expect(double.objects.get('secrets', 'default', 'created-by-apply')).toBeUndefined();
+      // Validation comes first: an invalid new object is Invalid, not Forbidden.
+      const invalidKey = await api('PATCH', `${secrets}/bad-key?fieldManager=m`, secret('bad-key', { data: { 'a/b': b64('x') } }), APPLY);
+      expect(invalidKey.status).toBe(422);
+      // The object exists: the apply updates it, and patch is all it needs.
+      expect((await applyTo('applied-before')).status).toBe(200);
+      const leasePut = await api('PUT', `${leases}/created-by-put`, {
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: { name: 'created-by-put' },
+        spec: { holderIdentity: 'a' },
+      });
+      expect(leasePut.body).toMatchObject({
+        code: 403,
+        message: 'leases.coordination.k8s.io "created-by-put" is forbidden: ',
+        details: { name: 'created-by-put', group: 'coordination.k8s.io', kind: 'leases' },
+      });
+    } finally {
+      double.forbidden.length = 0;
+    }
+    expect((await applyTo('created-by-apply')).status).toBe(201);
+  });
+
+  it('runs a dry run through admission and validation and stores nothing: a missing namespace, an immutable Secret', async () => {
+    const missing = await api(
+      'PATCH',
+      '/api/v1/namespaces/appz/secrets/x?fieldManager=m&dryRun=All',
+      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'x', namespace: 'appz' }, data: { token: b64('t') } },
+      APPLY,
+    );
+    expect(missing).toMatchObject({
+      status: 404,
+      body: {
+        status: 'Failure',
+        reason: 'NotFound',
+        message: 'namespaces "appz" not found',
+        details: { name: 'appz', kind: 'namespaces' },
+        code: 404,
+      },
+    });
+    const frozen = double.objects.put(secret('frozen', { immutable: true, data: { token: b64('old') } }));
+    const changed = await api(
+      'PATCH',
+      `${secrets}/frozen?fieldManager=m&force=true&dryRun=All`,
+      secret('frozen', { data: { token: b64('new') } }),
+      APPLY,
+    );
+    expect(changed).toMatchObject({
+      status: 422,
+      body: {
+        reason: 'Invalid',
+        message: 'Secret "frozen" is invalid: data: Forbidden: field is immutable when `immutable` is set',
+        details: { name: 'frozen', kind: 'Secret', causes: [{ reason: 'FieldValueForbidden', field: 'data' }] },
+      },
+    });
+    const stored = double.objects.list('secrets', 'default').length;
+    const created = await api('PATCH', `${secrets}/dry?fieldManager=m&dryRun=All`, secret('dry', { data: { token: b64('t') } }), APPLY);
+    expect(created.status).toBe(201);
+    expect(double.objects.get('secrets', 'default', 'dry')).toBeUndefined();
+    expect(double.objects.list('secrets', 'default')).toHaveLength(stored);
+    expect(double.objects.get('secrets', 'default', 'frozen')).toEqual(frozen);
+  });
+
   it('logs each request with its Kubernetes verb, so a list tells from a get', async () => {
     const before = double.requests.length;
     await api('GET', '/api/v1/namespaces/ci/secrets?labelSelector=app.kubernetes.io%2Fmanaged-by%3Dtoken-rotator');

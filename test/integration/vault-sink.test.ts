@@ -541,6 +541,20 @@ describe('the vault sink, beyond the contract', () => {
       );
     });
 
+    it('passes for a root token, and fails when a deny on the metadata path leaves the custom metadata unwritable', async () => {
+      token = h.http.rootToken;
+      await expect((await open()).preflight!(http({ path: 'tests/p-root' }), {})).resolves.toBeUndefined();
+      token = h.http.token({ policies: ['token-rotator', 'breaks'] });
+      narrow(h.http, undefined, 'secret/metadata/tests/p-denied', ['deny']);
+      const error = await failure((await open()).preflight!(http({ path: 'tests/p-denied' }), {}));
+      // The read of the metadata comes first, and its refusal is explained by the same look-up.
+      expect(error.message).toBe(
+        `cannot write vault ${h.http.url} secret/tests/p-denied[token]: Vault answered GET secret/metadata/tests/p-denied: 403 permission denied ` +
+          '(the token\'s policies lack "read" on secret/metadata/tests/p-denied; it has: nothing; add "read" to the Vault policy of the token in VAULT_TOKEN)',
+      );
+      expect(h.http.kv.get({ path: 'tests/p-denied' })).toBeUndefined();
+    });
+
     it('fails for a secret another tool manages, unless the sink adopts it', async () => {
       const config = http({ path: 'tests/p-foreign' });
       h.http.kv.put(at(config), { token: 'theirs' });

@@ -23,6 +23,14 @@ export interface AccessRequest {
   name: string;
 }
 
+/** Whether a rule refuses the request (RBAC has no deny rules: a missing grant is a refusal). */
+function denied(rules: readonly ForbiddenAccess[], request: AccessRequest): boolean {
+  const { verb, type, namespace } = request;
+  return rules.some(
+    (rule) => rule.verb === verb && rule.resource === type.resource && (rule.namespace === undefined || rule.namespace === namespace),
+  );
+}
+
 /**
  * Throws the 403 the API server's authorization filter answers, before the request reaches the
  * resource's handler (so also for an object that does not exist): `secrets is forbidden: User "u"
@@ -30,12 +38,21 @@ export interface AccessRequest {
  * the resource when there is one (responsewriters.forbiddenMessage with RBAC's empty reason).
  */
 export function authorize(rules: readonly ForbiddenAccess[], user: string, request: AccessRequest): void {
+  if (!denied(rules, request)) return;
   const { verb, type, namespace, name } = request;
-  const denied = rules.some(
-    (rule) => rule.verb === verb && rule.resource === type.resource && (rule.namespace === undefined || rule.namespace === namespace),
-  );
-  if (!denied) return;
   const scope = namespace !== undefined ? `in the namespace ${JSON.stringify(namespace)}` : 'at the cluster scope';
   const why = `User ${JSON.stringify(user)} cannot ${verb} resource ${JSON.stringify(type.resource)} in API group ${JSON.stringify(type.group)} ${scope}`;
   throw forbidden({ group: type.group, resource: type.resource }, name, why);
+}
+
+/**
+ * The second authorization of a PATCH (server-side apply) or PUT that creates its object: the filter
+ * let the request in as `patch` or `update`, and the handler asks again for `create` once it knows
+ * the object is new (handlers' withAuthorization), so `patch` alone cannot create. The refusal is
+ * errors.NewForbidden with the authorizer's reason, which RBAC leaves empty: `secrets "x" is
+ * forbidden: `. It comes after the object is validated, as the registry runs it as createValidation.
+ */
+export function authorizeCreateOnWrite(rules: readonly ForbiddenAccess[], request: Omit<AccessRequest, 'verb'>): void {
+  const { type, name } = request;
+  if (denied(rules, { ...request, verb: 'create' })) throw forbidden({ group: type.group, resource: type.resource }, name, '');
 }

@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseYaml } from 'yaml';
 
 import type { Clock } from '../../clock.js';
-import { authorize, type ForbiddenAccess } from './access-rules.js';
+import { authorize, authorizeCreateOnWrite, type ForbiddenAccess } from './access-rules.js';
 import { type ApiPath, parseApiPath } from './api-paths.js';
 import {
   aggregatedContentType,
@@ -180,6 +180,8 @@ export function createApiHandler(options: ApiHandlerOptions): (req: IncomingMess
     // get, update, patch and delete are only ever verbs of an object path.
     const named = { ...target, name: path.kind === 'object' ? path.name : '' };
     const query = url.searchParams;
+    // A PUT or an apply that creates needs create as well as the verb the filter authorized.
+    const authorizeCreate = () => authorizeCreateOnWrite(options.forbidden, named);
     switch (verb) {
       case 'get': {
         const object = options.registry.get(named);
@@ -202,7 +204,7 @@ export function createApiHandler(options: ApiHandlerOptions): (req: IncomingMess
         }));
       }
       case 'update': {
-        const writeOptions = writeOptionsOf(req, query, 'UpdateOptions');
+        const writeOptions = { ...writeOptionsOf(req, query, 'UpdateOptions'), authorizeCreate };
         const body = await objectBody(req, type);
         return dryRunnable(query, () => {
           const result = options.registry.update(named, body, writeOptions);
@@ -210,7 +212,7 @@ export function createApiHandler(options: ApiHandlerOptions): (req: IncomingMess
         });
       }
       case 'patch': {
-        const writeOptions = writeOptionsOf(req, query, 'PatchOptions');
+        const writeOptions = { ...writeOptionsOf(req, query, 'PatchOptions'), authorizeCreate };
         const text = (await readBody(req)).toString('utf8');
         const forceParam = query.get('force');
         return dryRunnable(query, () => {

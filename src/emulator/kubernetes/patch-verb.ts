@@ -152,7 +152,7 @@ function applyPatch(
   const next = registry.decoded(strategy, applied, (error) =>
     unknownServerError(`failed to convert new object (${where}) to proper version: ${unstructuredDecodeError(error)}`),
   );
-  return registry.commitPatch(target, strategy, stored, next);
+  return registry.commitPatch(target, strategy, stored, next, options.authorizeCreate);
 }
 
 /** The unstructured converter's wording of a bad `[]byte` (it goes through encoding/json). */

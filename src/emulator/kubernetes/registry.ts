@@ -42,6 +42,11 @@ export interface WriteOptions {
   fieldValidation: FieldValidation;
   /** Collects the `Warning` headers of the response (unknown fields under Warn). */
   warnings: string[];
+  /**
+   * For a PATCH or PUT: the authorizer's check of `create`, run when the write turns out to create
+   * the object (see authorizeCreateOnWrite); a POST was authorized as create by the filter already.
+   */
+  authorizeCreate?: () => void;
 }
 
 /** How a decode failure is reported depends on the verb; each caller words it (see patch-handler). */
@@ -124,7 +129,7 @@ export class Registry {
     if (!existing) {
       if (!strategy.allowCreateOnUpdate) throw notFound(groupResourceOf(target.type), target.name);
       this.fieldManager(strategy).update(undefined, object, manager);
-      return { object: this.storeNew(target, strategy, object), created: true };
+      return { object: this.storeNew(target, strategy, object, false, options.authorizeCreate), created: true };
     }
     this.fieldManager(strategy).update(existing, object, manager);
     return { object: this.storeUpdate(target, strategy, existing, object), created: false };
@@ -132,9 +137,15 @@ export class Registry {
 
   /**
    * The end of every patch: `next` is the patched object (decoded by the caller, managed fields
-   * done). Creates it when there was none (server-side apply only).
+   * done). Creates it when there was none (server-side apply only), if `authorizeCreate` allows.
    */
-  commitPatch(target: Target & { name: string }, strategy: KindStrategy, existing: JsonObject | undefined, next: JsonObject): WriteResult {
+  commitPatch(
+    target: Target & { name: string },
+    strategy: KindStrategy,
+    existing: JsonObject | undefined,
+    next: JsonObject,
+    authorizeCreate?: () => void,
+  ): WriteResult {
     checkName(next, target.name);
     this.checkNamespace(target, next);
     if (!existing) {
@@ -145,7 +156,7 @@ export class Registry {
           `uid mismatch: the provided object specified uid ${stringAt(metadataOf(next), 'uid')}, and no existing object was found`,
         );
       }
-      return { object: this.storeNew(target, strategy, next), created: true };
+      return { object: this.storeNew(target, strategy, next, false, authorizeCreate), created: true };
     }
     return { object: this.storeUpdate(target, strategy, existing, next), created: false };
   }
@@ -273,8 +284,12 @@ export class Registry {
     object.metadata = metadata;
   }
 
-  /** A create; `posted` for POST, whose body may not name a resourceVersion (the storage layer refuses it). */
-  private storeNew(target: Target, strategy: KindStrategy, object: JsonObject, posted = false): JsonObject {
+  /**
+   * A create; `posted` for POST, whose body may not name a resourceVersion (the storage layer refuses
+   * it). In the API server's order: admission (the namespace must exist), the strategy's
+   * preparation and validation, then createValidation (`authorizeCreate`), then storage.
+   */
+  private storeNew(target: Target, strategy: KindStrategy, object: JsonObject, posted = false, authorizeCreate?: () => void): JsonObject {
     const gr = groupResourceOf(target.type);
     const namespaces = resourceTypeByName('namespaces')!;
     if (target.type.namespaced && !this.store.get(namespaces, undefined, target.namespace ?? '')) {
@@ -294,6 +309,7 @@ export class Registry {
     const name = stringAt(metadata, 'name') ?? '';
     const errors = strategy.validate(object);
     if (errors.length > 0) throw invalid({ group: target.type.group, kind: target.type.kind }, name, errors);
+    authorizeCreate?.();
     if (posted && stringAt(metadata, 'resourceVersion'))
       throw unknownServerError('resourceVersion should not be set on objects to be created');
     delete metadata.resourceVersion;

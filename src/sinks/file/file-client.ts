@@ -89,22 +89,18 @@ function destination(config: FileSinkConfig, verb: 'read' | 'write'): string {
 }
 
 /**
- * Whether a write could work, without writing: the file, when it is there, is a regular file; the
- * nearest folder that exists is a folder this process may create files in (the temporary file, or
- * the folders still missing, go there).
+ * Whether a write could work, without writing: the file, when it is there, is a regular file (the
+ * write refuses anything else); the nearest folder that exists is a folder this process may create
+ * files in (the temporary file, or the folders still missing, go there). A file in the way of a
+ * folder is named itself, not the path below it that the system call failed on.
  */
 async function writable(path: string): Promise<void> {
-  const existing = await stat(path).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return undefined;
-    throw error;
-  });
+  const existing = await statIfThere(path);
   if (existing?.isDirectory()) throw Object.assign(new Error('a folder'), { code: 'EISDIR', path });
+  if (existing && !existing.isFile()) throw new RefusedWriteError(`${path} exists and is not a regular file`);
   let folder = dirname(path);
   for (;;) {
-    const found = await stat(folder).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return undefined;
-      throw error;
-    });
+    const found = await statIfThere(folder);
     if (found) {
       if (!found.isDirectory()) throw Object.assign(new Error('not a folder'), { code: 'ENOTDIR', path: folder });
       await access(folder, constants.W_OK | constants.X_OK);
@@ -113,6 +109,14 @@ async function writable(path: string): Promise<void> {
     if (dirname(folder) === folder) return;
     folder = dirname(folder);
   }
+}
+
+/** Undefined when nothing is there, also when a file stands in place of a folder on the way (ENOTDIR): the walk up finds that file. */
+async function statIfThere(path: string) {
+  return stat(path).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return undefined;
+    throw error;
+  });
 }
 
 /** File system errors name the path and the errno, which is what an operator needs to act. */

@@ -69,17 +69,16 @@ export function kubernetesSecretClient(context: SinkOpenContext): SinkClient<Kub
       const existing = await guarded(config, 'read', () => current(config, signal));
       if (existing) {
         refuseForeign(config, existing);
-        if (existing.type && existing.type !== config.secretType) {
-          throw new SinkError(
-            `cannot write ${describe(config)}: it has type ${existing.type}, and a Secret's type cannot change; set secretType: ${existing.type} on the sink or remove the Secret`,
-          );
-        }
+        refuseRetype(config, existing);
         if (holdsAlready(existing, config, content, meta)) return 'unchanged';
       }
       signal?.throwIfAborted();
       // Forced: the Secret is ours (or adopted), and a `kubectl edit` of its key must not block the repair.
-      await guarded(config, 'write', async () =>
-        (await api()).patch<ISecret>(secretPath(config), applied(config, content, meta), 'apply', { force: true, signal }),
+      await guarded(
+        config,
+        'write',
+        async () => (await api()).patch<ISecret>(secretPath(config), applied(config, content, meta), 'apply', { force: true, signal }),
+        existing,
       );
       // The read that verifies this delivery, and the next check, see the Secret as it is after it.
       listings.wrote(config.namespace, config.name);
@@ -102,15 +101,25 @@ export function kubernetesSecretClient(context: SinkOpenContext): SinkClient<Kub
     async preflight(config, { signal }) {
       signal?.throwIfAborted();
       const existing = await guarded(config, 'read', () => current(config, signal));
-      if (existing) refuseForeign(config, existing);
-      // A dry run: the API server authorizes and validates the very apply a rotation sends, and stores nothing.
+      if (existing) {
+        refuseForeign(config, existing);
+        refuseRetype(config, existing);
+      }
+      // A dry run (dryRun=All): the API server authorizes (create too, when the apply would create),
+      // admits (the namespace must exist) and validates (an immutable Secret's data cannot change)
+      // the very apply a rotation sends, and stores nothing. The placeholder differs from any value
+      // the Secret holds, as a rotation's new secret does.
       const probe: TokenMeta = { name: 'preflight', id: 'preflight', expiresAt: null, rotationId: 'preflight', rotatedAt: new Date(0) };
-      await guarded(config, 'write', async () =>
-        (await api()).patch(secretPath(config), applied(config, render(config, PREFLIGHT_VALUE, probe), probe), 'apply', {
-          force: true,
-          dryRun: true,
-          signal,
-        }),
+      await guarded(
+        config,
+        'write',
+        async () =>
+          (await api()).patch(secretPath(config), applied(config, render(config, PREFLIGHT_VALUE, probe), probe), 'apply', {
+            force: true,
+            dryRun: true,
+            signal,
+          }),
+        existing,
       );
     },
 
@@ -146,6 +155,14 @@ function foreignReason(config: KubernetesSecretSinkConfig, existing: ISecret): s
 function refuseForeign(config: KubernetesSecretSinkConfig, existing: ISecret): void {
   const reason = foreignReason(config, existing);
   if (reason) throw new SinkError(`refusing to write ${describe(config)}: it ${reason}`);
+}
+
+/** A Secret's type cannot change: said as what to do, before the API server answers it as an invalid field. */
+function refuseRetype(config: KubernetesSecretSinkConfig, existing: ISecret): void {
+  if (!existing.type || existing.type === config.secretType) return;
+  throw new SinkError(
+    `cannot write ${describe(config)}: it has type ${existing.type}, and a Secret's type cannot change; set secretType: ${existing.type} on the sink or remove the Secret`,
+  );
 }
 
 /** The same secret from the same rotation, already there: a write would change nothing. */
@@ -186,13 +203,36 @@ const storedMeta = (annotations: Record<string, string>): StoredTokenMeta => sto
 
 /**
  * Kubernetes errors become sink errors naming the Secret and what could not be done with it; the
- * API error says why (unreachable, refused, invalid). An abort stays an abort.
+ * API error says why (unreachable, refused, invalid), and for an apply (`existing`: the Secret as
+ * read before it) what to do about it. An abort stays an abort.
  */
-async function guarded<T>(config: KubernetesSecretSinkConfig, doing: 'read' | 'write', call: () => Promise<T>): Promise<T> {
+async function guarded<T>(
+  config: KubernetesSecretSinkConfig,
+  doing: 'read' | 'write',
+  call: () => Promise<T>,
+  existing?: ISecret,
+): Promise<T> {
   try {
     return await call();
   } catch (error) {
     if ((error as Error)?.name === 'AbortError' || error instanceof SinkError) throw error;
-    throw new SinkError(`cannot ${doing} ${describe(config)}: ${(error as Error).message}`, { cause: error });
+    const advice = doing === 'write' && error instanceof KubernetesError ? applyAdvice(config, existing, error) : undefined;
+    throw new SinkError(`cannot ${doing} ${describe(config)}: ${(error as Error).message}${advice ? `; ${advice}` : ''}`, {
+      cause: error,
+    });
   }
+}
+
+/** What to do when the API server refuses our apply, for the refusals whose cause the answer alone leaves unsaid. */
+function applyAdvice(config: KubernetesSecretSinkConfig, existing: ISecret | undefined, error: KubernetesError): string | undefined {
+  const { namespace, name } = config;
+  // An apply creates a missing Secret: its own path cannot be missing, only the namespace.
+  if (error.status === 404) return `the namespace ${namespace} does not exist: create it, or correct namespace on the sink`;
+  // The API server authorizes an apply that creates as create too, and create cannot be granted by name.
+  if (error.status === 403 && !existing) return `creating the Secret needs create on secrets in ${namespace}, besides get and patch`;
+  // `immutable` cannot be unset either: the only way to a new value is a new Secret.
+  if (error.status === 422 && existing?.immutable === true) {
+    return `it is immutable (immutable: true), so its data cannot change: delete it (kubectl delete secret -n ${namespace} ${name}) for token-rotator to create it anew`;
+  }
+  return undefined;
 }
