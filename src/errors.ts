@@ -28,6 +28,7 @@ export type RotatorErrorCode =
   | 'ERR_LOCKED'
   | 'ERR_KUBERNETES'
   | 'ERR_STATE'
+  | 'ERR_STATE_KEY'
   | 'ERR_ORPHANED_TOKEN'
   | 'ERR_VERIFY_FAILED'
   | 'ERR_UNEXPECTED';
@@ -285,6 +286,14 @@ export function sharedFailure(error: unknown): boolean {
 /** The state store is unreadable or was written by something else; never silently reset. */
 export class StateError extends RotatorError {
   static override readonly code: RotatorErrorCode = 'ERR_STATE';
+}
+
+/**
+ * No state key of this run opens a secret the state holds: a configuration error (exit 2), never a
+ * reason to mint a new token.
+ */
+export class StateKeyError extends RotatorError {
+  static override readonly code: RotatorErrorCode = 'ERR_STATE_KEY';
 }
 
 /**

@@ -8,7 +8,7 @@ import { formatProblems, isShared } from './output/shared-problems.js';
 function done(item: RunItem): string {
   if (item.result === 'interrupted') return 'interrupted';
   if (item.result === 'failed') return 'failed';
-  return item.action === 'rotate' ? 'rotated' : item.action === 'skip' ? 'skipped' : 'ok';
+  return item.action === 'rotate' ? 'rotated' : item.action === 'redeliver' ? 'redelivered' : item.action === 'skip' ? 'skipped' : 'ok';
 }
 
 /** Why, for a person: a failed sink's own error (it names the sink), else the error, else the decision. */

@@ -49,7 +49,7 @@ export interface DepsHooks {
 export function warnAboutUnsafeSettings(settings: Settings, env: Env, logger: Logger): void {
   if (!settings.stateKey) {
     logger.warn(
-      'ROTATOR_STATE_KEY is not set: a new secret is kept in plaintext (file mode 0600) in the journal from regenerate until every sink has it',
+      'ROTATOR_STATE_KEY is not set: the current secret and a new one are kept in plaintext (file mode 0600) in the state folder',
     );
   }
   if (env.NODE_TLS_REJECT_UNAUTHORIZED === '0') {
@@ -124,6 +124,7 @@ export async function openRotationDeps(
     logger,
     sinks,
     stateKey: settings.stateKey,
+    previousStateKeys: settings.previousStateKeys,
     ...(failpoint ? { failpoint } : {}),
   };
   return { deps, backend, runReloads, close: () => sinks.close() };

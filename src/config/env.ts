@@ -51,8 +51,13 @@ export interface LocalSettings {
   logLevel: LogLevel;
   httpTimeoutMs: number;
   concurrency: number;
-  /** Seals staged secrets in the journal (AES-256-GCM); without it they are plain in 0600 files. */
+  /** Seals staged and current secrets in state (AES-256-GCM); without it they are plain in 0600 files. */
   stateKey: KeyObject | undefined;
+  /**
+   * `ROTATOR_STATE_KEY_PREVIOUS` (comma-separated): keys that only open what they sealed; it is
+   * sealed again with the current key at its name's next write.
+   */
+  previousStateKeys: KeyObject[];
 }
 
 export type Settings = ServiceSettings & LocalSettings;
@@ -77,6 +82,7 @@ export const VARIABLES = [
   'ROTATOR_STATE_DIR',
   'ROTATOR_STATE_BACKEND',
   'ROTATOR_STATE_KEY',
+  'ROTATOR_STATE_KEY_PREVIOUS',
   'ROTATOR_STATE_NAMESPACE',
   'ROTATOR_LEASE_DURATION',
   'ROTATOR_LOG_LEVEL',
@@ -260,6 +266,7 @@ export function readLocalSettings(env: Env, cwd: string, policyDir: string = cwd
     if (typeof parsed === 'string') issues.push({ path: 'env.ROTATOR_STATE_KEY', message: parsed });
     else stateKey = parsed;
   }
+  const previousStateKeys = readPreviousStateKeys(env, issues);
   const stateDir = env.ROTATOR_STATE_DIR
     ? isAbsolute(env.ROTATOR_STATE_DIR)
       ? env.ROTATOR_STATE_DIR
@@ -267,7 +274,22 @@ export function readLocalSettings(env: Env, cwd: string, policyDir: string = cwd
     : join(policyDir, DEFAULT_STATE_FOLDER);
   if (issues.length > 0) throw new ConfigError(issues);
   const stateBackend = env.ROTATOR_STATE_BACKEND || 'file';
-  return { stateDir, stateBackend, logLevel, httpTimeoutMs, concurrency, stateKey };
+  return { stateDir, stateBackend, logLevel, httpTimeoutMs, concurrency, stateKey, previousStateKeys };
+}
+
+/** Every key of `ROTATOR_STATE_KEY_PREVIOUS`, each checked as the current key is; empty parts are ignored. */
+function readPreviousStateKeys(env: Env, issues: ConfigIssue[]): KeyObject[] {
+  if (!present(env, 'ROTATOR_STATE_KEY_PREVIOUS')) return [];
+  const keys: KeyObject[] = [];
+  const parts = env.ROTATOR_STATE_KEY_PREVIOUS!.split(',').map((part) => part.trim());
+  parts.forEach((part, index) => {
+    if (part === '') return;
+    const parsed = parseStateKey(part);
+    const path = parts.length > 1 ? `env.ROTATOR_STATE_KEY_PREVIOUS[${index}]` : 'env.ROTATOR_STATE_KEY_PREVIOUS';
+    if (typeof parsed === 'string') issues.push({ path, message: parsed });
+    else keys.push(parsed);
+  });
+  return keys;
 }
 
 /** Checks the whole environment at once and throws every problem together. No network, no writes. */

@@ -22,7 +22,7 @@ export const BUILT_IN_DEFAULTS: RotationSettings = {
   lifetimeMs: 30 * 24 * 3600_000,
   // Not set: a token that never expires still gets the default maxAge (see decide.ts).
   maxAgeMs: undefined,
-  onDrift: 'rotate',
+  onDrift: 'redeliver',
 };
 
 /** What a policy is read against: the environment, where sink types find their defaults (a namespace). */

@@ -112,12 +112,14 @@ export const settingsShape = {
     ),
   /**
    * What a check does when a sink does not hold the current secret (missing, another secret, new in
-   * the policy): `rotate` (the only way to get a secret to deliver) or only `report` it.
+   * the policy): `redeliver` the secret the state holds (no new token), `rotate`, or only `report` it.
    */
   onDrift: z
-    .enum(['rotate', 'report'])
+    .enum(['redeliver', 'rotate', 'report'])
     .optional()
-    .describe('A sink that lacks the current secret: rotate to repair it (default), or only report it.'),
+    .describe(
+      'A sink that lacks the current secret: deliver the held current secret again (redeliver, default; no new token), rotate to repair it, or only report it.',
+    ),
   /** When the daemon checks (cron); `once` ignores it. */
   schedule: schedule
     .optional()

@@ -18,8 +18,8 @@ export interface RotationSettings {
    * expires gets one (90 days, see NEVER_EXPIRES_MAX_AGE_MS); null: `maxAge: never`, off for all.
    */
   maxAgeMs: number | null | undefined;
-  /** A sink that lacks the current secret: rotate to repair it, or only report it. */
-  onDrift: 'rotate' | 'report';
+  /** A sink that lacks the current secret: deliver the held secret again, rotate to repair it, or only report it. */
+  onDrift: 'redeliver' | 'rotate' | 'report';
 }
 
 /** When the daemon checks a token. */

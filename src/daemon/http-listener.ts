@@ -6,9 +6,14 @@ import type { Registry } from 'prom-client';
 export interface ListenerState {
   /** Policy loaded and the last check reached the service. */
   ready(): { ready: boolean; reason: string };
+  /** Every token's sinks were delivered (or found holding the current secret) since this process started. */
+  started(): { ready: boolean; reason: string };
 }
 
-/** `/healthz` (alive), `/readyz` (ready to do its job), `/metrics` (Prometheus). Nothing else. */
+/**
+ * `/healthz` (alive), `/readyz` (ready to do its job), `/startupz` (every token's sinks hold its
+ * current secret since start: an app beside it may start), `/metrics` (Prometheus). Nothing else.
+ */
 export async function startListener(options: {
   host: string;
   port: number;
@@ -23,8 +28,8 @@ export async function startListener(options: {
     }
     if (path === '/healthz') {
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
-    } else if (path === '/readyz') {
-      const { ready, reason } = options.state.ready();
+    } else if (path === '/readyz' || path === '/startupz') {
+      const { ready, reason } = path === '/readyz' ? options.state.ready() : options.state.started();
       res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' }).end(`${reason}\n`);
     } else if (path === '/metrics') {
       options.registry

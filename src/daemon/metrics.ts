@@ -159,6 +159,12 @@ export function createMetrics(build: { version: string; node: string } = { versi
     labelNames: ['token', 'result'],
     registers,
   });
+  const verificationWarnings = new Counter({
+    name: 'token_rotator_verification_warnings_total',
+    help: 'New tokens that passed verification but differ from what was asked, by kind (expiry: another expiry, or none).',
+    labelNames: ['token', 'kind'],
+    registers,
+  });
   const apiRequests = new Counter({
     name: 'token_rotator_api_requests_total',
     help: 'Requests to the token service, by operation and status (error: no answer).',
@@ -173,6 +179,7 @@ export function createMetrics(build: { version: string; node: string } = { versi
     for (const result of ROTATION_RESULTS) series.zero(rotations, { token: name, result });
     series.zero(orphans, { token: name });
     for (const result of VERIFICATION_RESULTS) series.zero(verifications, { token: name, result });
+    series.zero(verificationWarnings, { token: name, kind: 'expiry' });
     series.set(pending, { token: name }, 0);
     series.set(failures, { token: name }, 0);
     for (const sink of token.sinks) {
@@ -234,12 +241,16 @@ export function createMetrics(build: { version: string; node: string } = { versi
       for (const sink of outcome.sinks) series.inc(sinkWrites, { token, sink: sink.sink, result: sink.result });
       if (outcome.orphans.length) series.inc(orphans, { token }, outcome.orphans.length);
       if (outcome.verification) series.inc(verifications, { token, result: outcome.verification.result });
+      if (outcome.verification?.result === 'passed' && outcome.verification.warnings?.length) {
+        series.inc(verificationWarnings, { token, kind: 'expiry' });
+      }
       // A stopped check may not have looked at the staged secret: what it does not know is kept.
       if (result !== 'interrupted' || outcome.pending) series.set(pending, { token }, outcome.pending?.length ?? 0);
       for (const finding of outcome.drift ?? []) series.inc(driftFound, { token, sink: finding.sink, kind: finding.kind });
       // Skipped for backoff, a busy lock or a stop: the sinks were not looked at, so nothing is known anew.
       if (result !== 'backoff' && result !== 'busy' && result !== 'interrupted') {
-        const now = new Set((outcome.drift ?? []).filter((d) => !isRepairable(d) || outcome.action !== 'rotated').map((d) => d.sink));
+        const repaired = outcome.action === 'rotated' || outcome.action === 'redelivered';
+        const now = new Set((outcome.drift ?? []).filter((d) => !isRepairable(d) || !repaired).map((d) => d.sink));
         for (const sink of drifted.get(token) ?? []) if (!now.has(sink)) series.set(sinkDrift, { token, sink }, 0);
         for (const sink of now) series.set(sinkDrift, { token, sink }, 1);
         drifted.set(token, now);

@@ -18,6 +18,7 @@ import { startListener } from './http-listener.js';
 import { createMetrics } from './metrics.js';
 import { reloadBatch } from './reload-batch.js';
 import { CheckScheduler } from './scheduler.js';
+import { startupTracker } from './startup-tracker.js';
 
 export interface DaemonOptions {
   settings: Settings;
@@ -119,6 +120,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         }
         const outcome = await rotateToken(token, deps, { respectBackoff: true, signal: shutdown.abort, stopping: shutdown.stopping });
         metrics.observeOutcome(outcome, clock.now());
+        startup.observe(token, outcome);
         // Its notice waits for its reloads, so that it tells both.
         if (rotatedToken(outcome) && token.reload.length > 0) reloads.add({ token, outcome });
         else await notify(outcome, clock.now());
@@ -126,6 +128,12 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     );
   const scheduler = new CheckScheduler(check, logger, (name, next) => metrics.setNextCheck(name, next));
   let policy = options.policy;
+  const startup = startupTracker({
+    names: () => policy.tokens.map((t) => t.name),
+    retry: (token) => {
+      if (!shutdown.stopping.aborted && policy.tokens.some((t) => t.name === token.name)) void scheduler.run(token);
+    },
+  });
 
   const listener = await startListener({
     ...options.listen,
@@ -141,6 +149,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
           reason: `policy loaded (${policy.tokens.length} token${policy.tokens.length === 1 ? '' : 's'}); the token service answered at ${lastAnswer.at.toISOString()}`,
         };
       },
+      started: () => startup.state(),
     },
   });
 
@@ -180,6 +189,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       );
       shutdown.stop('stop', deadlineMs);
       try {
+        startup.stop();
         await scheduler.stop();
         await reloads.flush();
         if (notStarted > 0) logger.info({ notStarted }, `${notStarted} checks not started because of the stop`);

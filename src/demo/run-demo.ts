@@ -110,14 +110,18 @@ async function main(): Promise<void> {
     const second = await runCli(['once', ...args], dir);
     process.stdout.write(second.stdout);
 
-    process.stdout.write('\n$ rm secrets/query-dashboard.env   # a pod restart emptied the volume\n$ token-rotator once\n');
+    process.stdout.write(
+      '\n$ rm secrets/query-dashboard.env   # a pod restart emptied the volume\n$ token-rotator once   # delivers the held secret again: no new token\n',
+    );
+    const before = emulator.requests.filter((r) => r.op === 'regenerate').length;
     await rm(join(dir, 'secrets/query-dashboard.env'));
     const third = await runCli(['once', ...args], dir);
     process.stdout.write(third.stdout);
+    const repairRegenerates = emulator.requests.filter((r) => r.op === 'regenerate').length - before;
 
     const regenerates = emulator.requests.filter((r) => r.op === 'regenerate').length;
     process.stdout.write(
-      `\nregenerate requests the service received: ${regenerates}; exit codes: ${first.code}, ${second.code}, ${third.code}\n`,
+      `\nregenerate requests the service received: ${regenerates} (${repairRegenerates} for the repair); exit codes: ${first.code}, ${second.code}, ${third.code}\n`,
     );
     process.exitCode = first.code || second.code || third.code;
   } finally {

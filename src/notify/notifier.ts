@@ -50,13 +50,17 @@ export function noticesFor(outcome: TokenOutcome, at: Date): Notice[] {
   }));
   const drift = (outcome.drift ?? []).filter((d) => !d.initial);
   if (drift.length > 0) {
-    const repaired = outcome.action === 'rotated';
+    const repaired = outcome.action === 'rotated' || outcome.action === 'redelivered';
     notices.push({
       ...base,
       event: 'drift',
       summary:
         `token-rotator found that a sink of '${outcome.name}' does not hold its current secret: ${drift.map(describeDrift).join('; ')}` +
-        (repaired ? '; rotated to deliver a new one everywhere' : ''),
+        (outcome.action === 'rotated'
+          ? '; rotated to deliver a new one everywhere'
+          : repaired
+            ? '; delivered the current secret to it again (no new token)'
+            : ''),
       drift: drift.map(({ sink, kind }) => ({ sink, kind })),
     });
   }

@@ -19,7 +19,8 @@ export interface HistoryView {
 export type CheckName = 'tokenExpired' | 'tokenNearingExpiry' | 'tokenOlderThanMaxAge' | 'sinkDrift' | 'notDue';
 
 export interface Decision {
-  action: 'rotate' | 'skip';
+  /** `redeliver`: no new token; the sinks that lack the current secret are given the held one again. */
+  action: 'rotate' | 'redeliver' | 'skip';
   check: CheckName;
   reason: string;
   /** When the token becomes due; null when nothing will ever make it due. */
@@ -33,6 +34,11 @@ interface Input {
   now: Date;
   /** Sinks found not to hold the current secret (see `assessSinks`); none when not checked. */
   drift?: readonly DriftFinding[];
+  /**
+   * Why the current secret is not known, when it is not (no copy in state and none in a sink): only
+   * a new token can then repair a sink. Undefined: the state holds it (or nothing was checked).
+   */
+  secretUnknown?: string;
 }
 
 const ago = (ms: number) => `${formatDuration(ms)} ago`;
@@ -143,13 +149,25 @@ function notDue(input: Input): Decision {
 }
 
 /**
- * A sink lacks the current secret, and the policy says to repair it: rotating is the only way to get
- * a secret to deliver, since none is kept. Checked after the time-based checks, whose reasons win.
+ * A sink lacks the current secret, and the policy says to repair it: with the held secret by
+ * delivering it again (no new token, no change to any expiry); by rotating only when the policy asks
+ * for that, or when the current secret is known nowhere. Checked after the time-based checks, whose
+ * reasons (and rotation) win.
  */
-function sinkDrift({ drift, settings, now }: Input): Decision | undefined {
+function sinkDrift({ drift, settings, now, secretUnknown }: Input): Decision | undefined {
   const found = repairable(drift ?? []);
-  if (found.length === 0 || settings.onDrift !== 'rotate') return undefined;
-  return { action: 'rotate', check: 'sinkDrift', reason: `sink drift: ${found.map(describeDrift).join('; ')}`, dueAt: now };
+  if (found.length === 0 || settings.onDrift === 'report') return undefined;
+  const what = `sink drift: ${found.map(describeDrift).join('; ')}`;
+  if (settings.onDrift === 'rotate') return { action: 'rotate', check: 'sinkDrift', reason: `${what} (onDrift: rotate)`, dueAt: now };
+  if (secretUnknown !== undefined) {
+    return {
+      action: 'rotate',
+      check: 'sinkDrift',
+      reason: `${what}; the current secret is unknown (${secretUnknown}), so only a new token repairs it`,
+      dueAt: now,
+    };
+  }
+  return { action: 'redeliver', check: 'sinkDrift', reason: `${what}; delivering the current secret again`, dueAt: now };
 }
 
 const CHECKS = [tokenExpired, tokenNearingExpiry, tokenOlderThanMaxAge, sinkDrift];

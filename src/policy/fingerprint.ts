@@ -18,3 +18,13 @@ export function fingerprintOf(secret: Secret, key: KeyObject | undefined): strin
     .update(secret.reveal(), 'utf8')
     .digest('base64url')}`;
 }
+
+/**
+ * The fingerprints a secret may have been recorded under: the current key first (or unkeyed when
+ * none is set), then each previous key, then unkeyed. A record written before a key was set or
+ * changed still recognises its sinks.
+ */
+export function fingerprintsOf(secret: Secret, keys: { current: KeyObject | undefined; previous: readonly KeyObject[] }): string[] {
+  const all = [keys.current, ...keys.previous, undefined].map((key) => fingerprintOf(secret, key));
+  return [...new Set(all)];
+}

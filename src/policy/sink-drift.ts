@@ -1,8 +1,12 @@
 /** What reading a sink back found. */
 export type SinkReading =
   | { target: string; sink: string; state: 'missing' }
-  /** `fingerprint` undefined: there is content, but no secret this sink's format can find in it. */
-  | { target: string; sink: string; state: 'present'; fingerprint: string | undefined }
+  /**
+   * `fingerprints`: of what it holds, under the current state key first, then under each previous
+   * key and unkeyed (a record written before a key change still matches). Empty: there is content,
+   * but no secret this sink's format can find in it.
+   */
+  | { target: string; sink: string; state: 'present'; fingerprints: readonly string[] }
   | { target: string; sink: string; state: 'unreadable'; error: string }
   /** A write-only destination: what it holds cannot be known, only whether it was ever delivered to. */
   | { target: string; sink: string; state: 'unchecked' }
@@ -33,48 +37,69 @@ export interface DriftFinding {
 
 export interface SinkAssessment {
   drift: DriftFinding[];
-  /** Sinks whose content is taken as the current secret: on a name's first run, or from a record older than fingerprints. */
+  /**
+   * Sinks whose content is taken as the current secret (a name's first run, a record older than
+   * fingerprints), or found holding it without a record of it under the current key: recorded.
+   */
   adopt: Array<{ target: string; sink: string; fingerprint: string }>;
 }
 
+/** The secret the state holds, by its fingerprints under every key of the run (the current key first). */
+export interface HeldSecretView {
+  fingerprints: readonly string[];
+}
+
 /**
- * Compares what each sink holds with what the state says it was given. With no record of the
- * sinks (a name seen for the first time), content already there is adopted as the current secret,
- * and only an empty sink is drift: so a new policy delivers everywhere without a manual rotate.
+ * Compares what each sink holds with the current secret. With the secret held (`held`), a sink is
+ * compared with it directly, so a changed state key changes nothing; without it (a record from
+ * before the state held secrets), with the fingerprint recorded when it was given. With no record
+ * of the sinks (a name seen for the first time), content already there is adopted, and only an
+ * empty sink is drift: so a new policy delivers everywhere without a manual rotate.
  */
-export function assessSinks(readings: readonly SinkReading[], recorded: Readonly<Record<string, SinkRecord>> | undefined): SinkAssessment {
+export function assessSinks(
+  readings: readonly SinkReading[],
+  recorded: Readonly<Record<string, SinkRecord>> | undefined,
+  held?: HeldSecretView,
+): SinkAssessment {
   const drift: DriftFinding[] = [];
   const adopt: SinkAssessment['adopt'] = [];
   const initial = recorded === undefined ? { initial: true as const } : {};
   for (const reading of readings) {
     const { target, sink } = reading;
+    const given = recorded?.[target];
     if (reading.state === 'unchecked') {
       // What it holds cannot be known; whether it was ever given the current secret can.
       if (recorded === undefined) drift.push({ target, sink, kind: 'missing', detail: 'write-only: not delivered to yet', ...initial });
-      else if (recorded[target] === undefined) drift.push({ target, sink, kind: 'new' });
+      else if (given === undefined) drift.push({ target, sink, kind: 'new' });
+      else if (held && !held.fingerprints.includes(given.fingerprint))
+        drift.push({ target, sink, kind: 'foreign', detail: 'write-only: last given another secret' });
     } else if (reading.state === 'unreadable') {
       drift.push({ target, sink, kind: 'unreadable', detail: reading.error });
     } else if (reading.state === 'unowned') {
       drift.push({ target, sink, kind: 'unowned', detail: reading.reason });
     } else if (reading.state === 'missing') {
       drift.push({ target, sink, kind: 'missing', ...initial });
-    } else if (reading.fingerprint === undefined) {
+    } else if (reading.fingerprints.length === 0) {
       drift.push({ target, sink, kind: 'foreign', detail: 'it holds no secret in its format', ...initial });
+    } else if (held) {
+      const [now] = reading.fingerprints;
+      if (now !== held.fingerprints[0]) drift.push({ target, sink, kind: given === undefined ? 'new' : 'foreign' });
+      else if (given?.fingerprint !== now) adopt.push({ target, sink, fingerprint: now! });
     } else if (recorded === undefined) {
-      adopt.push({ target, sink, fingerprint: reading.fingerprint });
-    } else if (recorded[target] === undefined) {
+      adopt.push({ target, sink, fingerprint: reading.fingerprints[0]! });
+    } else if (given === undefined) {
       drift.push({ target, sink, kind: 'new' });
-    } else if (recorded[target].fingerprint !== reading.fingerprint) {
+    } else if (!reading.fingerprints.includes(given.fingerprint)) {
       drift.push({ target, sink, kind: 'foreign' });
     }
   }
   return { drift, adopt };
 }
 
-/** Whether rotating repairs it: not for a sink that could not be read, nor for another writer's destination. */
+/** Whether delivering repairs it: not for a sink that could not be read, nor for another writer's destination. */
 export const isRepairable = (finding: Pick<DriftFinding, 'kind'>) => finding.kind !== 'unreadable' && finding.kind !== 'unowned';
 
-/** Drift that rotating repairs. */
+/** Drift that delivering the current secret repairs. */
 export const repairable = (drift: readonly DriftFinding[]) => drift.filter(isRepairable);
 
 export function describeDrift(finding: DriftFinding): string {

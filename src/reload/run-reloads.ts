@@ -9,8 +9,22 @@ export interface RotatedItem {
   outcome: TokenOutcome;
 }
 
-/** The rotation an outcome committed, as a reload may tell it; undefined when nothing was committed. */
+/**
+ * The rotation an outcome committed, as a reload may tell it; undefined when nothing was committed.
+ * A redelivery counts when it changed what a sink holds (a Secret re-created with the same value
+ * restarts nothing): its consumers may hold nothing, or another secret.
+ */
 export function rotatedToken(outcome: TokenOutcome): RotatedToken | undefined {
+  if (outcome.action === 'redelivered' && outcome.rotationId && outcome.rotatedAt) {
+    if (!outcome.sinks.some((s) => s.result === 'created' || s.result === 'updated')) return undefined;
+    return {
+      name: outcome.name,
+      id: outcome.oldId,
+      expiresAt: outcome.expiresAt,
+      rotationId: outcome.rotationId,
+      rotatedAt: outcome.rotatedAt,
+    };
+  }
   if (outcome.action !== 'rotated' || !outcome.newId || !outcome.rotationId || !outcome.rotatedAt) return undefined;
   return {
     name: outcome.name,

@@ -2,11 +2,13 @@ import type { ServiceToken } from '../api/service-token.js';
 import { isTokenId } from '../common/token-id.js';
 import type { TokenPolicy } from '../config/types.js';
 import { decide, type Decision } from '../policy/decide.js';
-import { fingerprintOf } from '../policy/fingerprint.js';
+import { fingerprintsOf } from '../policy/fingerprint.js';
 import { assessSinks, type SinkAssessment, type SinkReading } from '../policy/sink-drift.js';
+import type { Secret } from '../secret.js';
 import type { StoredTokenMeta } from '../sinks/sink.js';
 import { historyOf, type LineageResolution, recoveredLineage, resolveLineage } from '../state/lineage.js';
-import type { RotationDeps } from './deps.js';
+import { type CurrentSecret, currentSecretFor, heldSecretOf } from './current-secret.js';
+import { type RotationDeps, stateKeysOf } from './deps.js';
 import { errorSummary } from './outcome.js';
 
 /** Each sink of a name, read back: what it holds (by fingerprint) and what it says of the token. */
@@ -14,6 +16,8 @@ export interface SinkSnapshot {
   readings: SinkReading[];
   /** Metadata the sinks carry beside the secret (token id, expiry, rotation): a lost state is recovered from it. */
   metas: StoredTokenMeta[];
+  /** What each sink that holds a secret holds, by target: a current secret may be adopted from it. Never leaves the process. */
+  contents: Map<string, Secret>;
 }
 
 /** What a check found for a name: its record, the token, what its sinks hold, the decision. */
@@ -21,14 +25,18 @@ export interface Assessment {
   lineage: LineageResolution;
   token: ServiceToken;
   sinks: SinkAssessment;
+  /** The current secret as this check knows it: what a redelivery delivers. */
+  current: CurrentSecret;
   decision: Decision;
 }
 
-type ReadDeps = Pick<RotationDeps, 'sinks' | 'stateKey'>;
+type ReadDeps = Pick<RotationDeps, 'sinks' | 'stateKey' | 'previousStateKeys'>;
 
 /** Reads every sink of the policy back. A sink that cannot be read is noted, never fatal. */
 export async function snapshotSinks(policy: TokenPolicy, deps: ReadDeps, signal?: AbortSignal): Promise<SinkSnapshot> {
   const metas: StoredTokenMeta[] = [];
+  const contents = new Map<string, Secret>();
+  const keys = stateKeysOf(deps);
   const readings = await Promise.all(
     policy.sinks.map(async (config): Promise<SinkReading> => {
       const target = deps.sinks.target(config);
@@ -39,14 +47,15 @@ export async function snapshotSinks(policy: TokenPolicy, deps: ReadDeps, signal?
         if (!content) return { target, sink, state: 'missing' };
         if (content.unowned) return { target, sink, state: 'unowned', reason: content.unowned };
         if (content.meta) metas.push(content.meta);
-        return { target, sink, state: 'present', fingerprint: content.secret ? fingerprintOf(content.secret, deps.stateKey) : undefined };
+        if (content.secret) contents.set(target, content.secret);
+        return { target, sink, state: 'present', fingerprints: content.secret ? fingerprintsOf(content.secret, keys) : [] };
       } catch (error) {
         if ((error as Error)?.name === 'AbortError') throw error;
         return { target, sink, state: 'unreadable', error: errorSummary(error).message };
       }
     }),
   );
-  return { readings, metas };
+  return { readings, metas, contents };
 }
 
 /**
@@ -71,24 +80,43 @@ export function lineageFor(
 }
 
 /**
- * The decision for a name whose record and token are known. Sinks are compared with the record's
- * fingerprints; a name seen for the first time (or whose record predates fingerprints, or that the
- * policy pointed at another token) adopts what its sinks already hold.
+ * The decision for a name whose record and token are known. The sinks are compared with the
+ * current secret the state holds; a name seen for the first time (or whose record predates held
+ * secrets, or that the policy pointed at another token) adopts what its sinks already hold.
  */
-export function decideFor(policy: TokenPolicy, lineage: LineageResolution, token: ServiceToken, snapshot: SinkSnapshot, now: Date) {
-  const sinks = assessSinks(snapshot.readings, lineage.adopted ? undefined : lineage.record.sinks);
-  const decision = decide({ token, history: historyOf(lineage.record), settings: policy.settings, now, drift: sinks.drift });
-  return { sinks, decision };
+export function decideFor(
+  policy: TokenPolicy,
+  lineage: LineageResolution,
+  token: ServiceToken,
+  snapshot: SinkSnapshot,
+  deps: Pick<RotationDeps, 'stateKey' | 'previousStateKeys'>,
+  now: Date,
+) {
+  const keys = stateKeysOf(deps);
+  const firstSight = lineage.adopted !== undefined;
+  const recorded = firstSight ? undefined : lineage.record.sinks;
+  const held = firstSight ? undefined : heldSecretOf(lineage.record, keys);
+  const sinks = assessSinks(snapshot.readings, recorded, held?.known ? { fingerprints: fingerprintsOf(held.secret, keys) } : undefined);
+  const current = held ?? currentSecretFor(lineage.record, firstSight, sinks, snapshot.contents, keys, now);
+  const decision = decide({
+    token,
+    history: historyOf(lineage.record),
+    settings: policy.settings,
+    now,
+    drift: sinks.drift,
+    ...(current.known ? {} : { secretUnknown: current.why }),
+  });
+  return { sinks, current, decision };
 }
 
 /** The whole check of a name, changing nothing: for `plan`, and for a name another process holds. */
 export async function assessToken(
   policy: TokenPolicy,
-  deps: Pick<RotationDeps, 'api' | 'state' | 'clock' | 'sinks' | 'stateKey'>,
+  deps: Pick<RotationDeps, 'api' | 'state' | 'clock' | 'sinks' | 'stateKey' | 'previousStateKeys'>,
   options: { signal?: AbortSignal } = {},
 ): Promise<Assessment> {
   const [existing, snapshot] = await Promise.all([deps.state.read(policy.name), snapshotSinks(policy, deps, options.signal)]);
   const lineage = lineageFor(policy, existing, snapshot, deps.clock.now());
   const token = await deps.api.retrieve(lineage.record.currentId, options);
-  return { lineage, token, ...decideFor(policy, lineage, token, snapshot, deps.clock.now()) };
+  return { lineage, token, ...decideFor(policy, lineage, token, snapshot, deps, deps.clock.now()) };
 }

@@ -7,6 +7,7 @@ import type { SinkConfig } from '../sinks/registry.js';
 import type { SinkSet } from '../sinks/sink-set.js';
 import type { Journal } from '../state/journal.js';
 import type { NameLocks } from '../state/name-locks.js';
+import type { StateKeys } from '../state/secret-box.js';
 import type { StateStore } from '../state/state-store.js';
 
 /** The boundaries between protocol steps, where tests stop the process to prove crash safety. */
@@ -41,7 +42,15 @@ export interface RotationDeps {
   logger: Logger;
   /** The sinks of this run: each type's client opened on first use. */
   sinks: SinkSet<SinkConfig>;
-  /** Seals staged secrets (else they are plain in the journal) and keys the sinks' fingerprints. */
+  /** Seals staged and current secrets (else they are plain in state) and keys the sinks' fingerprints. */
   stateKey: KeyObject | undefined;
+  /** Keys that only open what they sealed (`ROTATOR_STATE_KEY_PREVIOUS`); it is sealed again with `stateKey` at the next write. */
+  previousStateKeys?: readonly KeyObject[];
   failpoint?: (step: Failpoint) => void;
 }
+
+/** The run's key ring: the current key seals, every key opens. */
+export const stateKeysOf = (deps: Pick<RotationDeps, 'stateKey' | 'previousStateKeys'>): StateKeys => ({
+  current: deps.stateKey,
+  previous: deps.previousStateKeys ?? [],
+});

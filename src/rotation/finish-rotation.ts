@@ -1,4 +1,4 @@
-import { LockLostError, StateError } from '../errors.js';
+import { LockLostError, StateKeyError } from '../errors.js';
 import { fingerprintOf } from '../policy/fingerprint.js';
 import type { Secret } from '../secret.js';
 import { rotationIdOf, type StagedEntry } from '../state/journal-entry.js';
@@ -6,7 +6,8 @@ import { recordRotation } from '../state/lineage.js';
 import { openSecret } from '../state/secret-box.js';
 import type { StateRecord } from '../state/state-record.js';
 import type { RotationContext } from './context.js';
-import { SimulatedCrash } from './deps.js';
+import { storedCurrentSecret } from './current-secret.js';
+import { SimulatedCrash, stateKeysOf } from './deps.js';
 import { errorSummary, type SinkOutcome, type VerificationOutcome } from './outcome.js';
 import { sealContext } from './seal-context.js';
 import { verifyRotation } from './verify-rotation.js';
@@ -22,15 +23,15 @@ export interface DeliveryResult {
 }
 
 function unseal(ctx: RotationContext, entry: StagedEntry): Secret {
-  const secret = openSecret(entry.staged.secret, ctx.deps.stateKey, sealContext(entry.name, entry.staged.newId));
+  const secret = openSecret(entry.staged.secret, stateKeysOf(ctx.deps), sealContext(entry.name, entry.staged.newId));
   if (secret === 'no-key') {
-    throw new StateError(
+    throw new StateKeyError(
       `journal entry ${ctx.deps.journal.describe(entry.name)} holds a sealed secret; set ROTATOR_STATE_KEY to the key it was sealed with to deliver it`,
     );
   }
   if (secret === 'wrong-key') {
-    throw new StateError(
-      `journal entry ${ctx.deps.journal.describe(entry.name)} cannot be opened with this ROTATOR_STATE_KEY; set the key it was sealed with to deliver it`,
+    throw new StateKeyError(
+      `journal entry ${ctx.deps.journal.describe(entry.name)} cannot be opened with ROTATOR_STATE_KEY or ROTATOR_STATE_KEY_PREVIOUS; give the key it was sealed with in ROTATOR_STATE_KEY_PREVIOUS to deliver it`,
     );
   }
   return secret;
@@ -151,7 +152,8 @@ async function verifyStaged(ctx: RotationContext, entry: StagedEntry, secret: Se
   const verification = await verifyRotation(ctx, entry, secret, ctx.policy.verify);
   if (verification.ok) {
     log.info({ step: 'verify', newId: entry.staged.newId, checks: verification.checks }, 'verified');
-    return { result: 'passed', checks: verification.checks };
+    for (const warning of verification.warnings ?? []) log.warn({ step: 'verify', newId: entry.staged.newId }, warning);
+    return { result: 'passed', checks: verification.checks, ...(verification.warnings ? { warnings: verification.warnings } : {}) };
   }
   log.error(
     { step: 'verify', newId: entry.staged.newId, check: verification.check, reason: verification.message },
@@ -167,14 +169,26 @@ async function verifyStaged(ctx: RotationContext, entry: StagedEntry, secret: Se
   return { result: 'failed', check: verification.check, message: verification.message };
 }
 
-/** The record once the staged token is current: every sink of the policy holds its secret now. */
+/**
+ * The record once the staged token is current: every sink of the policy holds its secret now, and
+ * the state holds it too, sealed, for later repairs.
+ */
 export function committedRecord(ctx: RotationContext, entry: StagedEntry, record: StateRecord, secret: Secret): StateRecord {
   const fingerprint = fingerprintOf(secret, ctx.deps.stateKey);
-  return recordRotation(record, {
+  const current = {
+    known: true as const,
+    secret,
+    how: 'rotated' as const,
+    rotationId: rotationIdOf(entry),
+    at: entry.startedAt,
+    store: true,
+  };
+  const rotated = recordRotation(record, {
     newId: entry.staged.newId,
     newExpiresAt: entry.staged.newExpiresAt ? new Date(entry.staged.newExpiresAt) : null,
     existingTokenExpiresAt: new Date(entry.existingTokenExpiresAt),
     now: new Date(entry.startedAt),
     sinks: Object.fromEntries(ctx.policy.sinks.map((config) => [ctx.deps.sinks.target(config), fingerprint])),
   });
+  return { ...rotated, secret: storedCurrentSecret(record.name, entry.staged.newId, current, stateKeysOf(ctx.deps)) };
 }

@@ -3,6 +3,7 @@ import { StateError } from '../errors.js';
 import type { HeldEntry, StagedEntry } from '../state/journal-entry.js';
 import { openSecret, sealSecret } from '../state/secret-box.js';
 import type { RotationContext } from './context.js';
+import { stateKeysOf } from './deps.js';
 import { iso } from './outcome.js';
 import { heldSealContext, sealContext } from './seal-context.js';
 
@@ -15,7 +16,7 @@ export async function stageHeldSecret(ctx: RotationContext, entry: HeldEntry, he
   const { deps, policy, log } = ctx;
   const problem = tokenIdProblem(heldId);
   if (problem) throw new StateError(`--held-id ${JSON.stringify(heldId.slice(0, 80))}: the id ${problem}`);
-  const secret = openSecret(entry.held.secret, deps.stateKey, heldSealContext(policy.name, entry.startedAt));
+  const secret = openSecret(entry.held.secret, stateKeysOf(deps), heldSealContext(policy.name, entry.startedAt));
   if (typeof secret === 'string') {
     throw new StateError(
       `the secret held in ${deps.journal.describe(policy.name)} is sealed; set ROTATOR_STATE_KEY to the key it was sealed with (${secret})`,

@@ -28,7 +28,11 @@ export type OutcomeCheck = CheckName | 'resumed' | 'manual' | 'busy' | 'backoff'
  */
 export interface TokenOutcome {
   name: string;
-  action: 'rotated' | 'skipped' | 'failed' | 'interrupted';
+  /**
+   * `redelivered`: no new token; sinks that lacked the current secret (missing, another secret, new
+   * in the policy) were given the secret the state holds again.
+   */
+  action: 'rotated' | 'redelivered' | 'skipped' | 'failed' | 'interrupted';
   check?: OutcomeCheck;
   /**
    * For a failed or interrupted name: where it stopped. `check` before any regenerate was sent (only
@@ -74,7 +78,8 @@ export interface TokenOutcome {
 }
 
 export type VerificationOutcome =
-  | { result: 'passed'; checks: Array<'service' | 'read-back' | 'probe'> }
+  /** `warnings`: the new token differs from what was asked without breaking a consumer (its expiry). */
+  | { result: 'passed'; checks: Array<'service' | 'read-back' | 'probe'>; warnings?: string[] }
   | { result: 'failed'; check: 'service' | 'read-back' | 'probe'; message: string }
   | { result: 'skipped' };
 
@@ -100,7 +105,20 @@ export function errorSummary(error: unknown): { code: string; message: string; s
  * lacking the current secret, or a reload that failed. What makes `once` exit 1.
  */
 export function needsAttention(outcome: TokenOutcome): boolean {
-  const unrepaired = (outcome.drift ?? []).some((d) => !isRepairable(d) || outcome.action !== 'rotated');
+  const unrepaired = (outcome.drift ?? []).some((d) => !isRepairable(d) || !repairs(outcome));
   const reloadFailed = (outcome.reloads ?? []).some((r) => r.result === 'failed');
   return outcome.action === 'failed' || outcome.orphans.length > 0 || unrepaired || reloadFailed;
+}
+
+/** An outcome that gave every drifted sink the current secret: a rotation, or a redelivery. */
+const repairs = (outcome: TokenOutcome) => outcome.action === 'rotated' || outcome.action === 'redelivered';
+
+/**
+ * Whether, after this outcome, every sink of the name holds the current secret: it was rotated or
+ * redelivered, or the check found nothing lacking. What a pod's start waits for (`/startupz`).
+ */
+export function sinksHoldCurrent(outcome: TokenOutcome): boolean {
+  if (outcome.action === 'failed' || outcome.action === 'interrupted') return false;
+  if (outcome.check === 'busy' || outcome.check === 'backoff') return false;
+  return !(outcome.drift ?? []).some((d) => !isRepairable(d) || !repairs(outcome));
 }

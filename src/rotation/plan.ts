@@ -5,6 +5,7 @@ import { sharedFailure } from '../errors.js';
 import type { DriftFinding } from '../policy/sink-drift.js';
 import { assessToken } from './assess-token.js';
 import type { RotationDeps } from './deps.js';
+import { journalStep } from './journal-step.js';
 import { errorSummary, iso } from './outcome.js';
 import { findStrayEntries } from './stray-entries.js';
 
@@ -12,7 +13,7 @@ export interface PlanEntry {
   name: string;
   id: string;
   expiresAt: string | null;
-  action: 'rotate' | 'skip' | 'error';
+  action: 'rotate' | 'redeliver' | 'skip' | 'error';
   reason: string;
   dueAt: string | null;
   /** Sinks that do not hold the current secret, found by reading them back. */
@@ -38,8 +39,9 @@ export async function planAll(
     policy.tokens.map((policyToken) =>
       limit(async (): Promise<PlanEntry> => {
         try {
-          const unfinished = await deps.journal.read(policyToken.name);
-          if (unfinished?.phase === 'held') {
+          const [unfinished, record] = await Promise.all([deps.journal.read(policyToken.name), deps.state.read(policyToken.name)]);
+          const step = journalStep(unfinished, record);
+          if (step.kind === 'held' && unfinished?.phase === 'held') {
             return {
               name: policyToken.name,
               id: unfinished.oldId,
@@ -49,7 +51,7 @@ export async function planAll(
               dueAt: null,
             };
           }
-          if (unfinished) {
+          if (unfinished && step.kind !== 'erase-committed') {
             const what =
               unfinished.phase === 'staged'
                 ? `deliver the staged secret of ${unfinished.staged.newId} without regenerating`

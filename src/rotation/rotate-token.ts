@@ -11,23 +11,27 @@ import {
   sharedFailure,
   SinkError,
   StagingFailedError,
+  StateKeyError,
   UNEXPECTED_ERROR_CODE,
   VerifyFailedError,
 } from '../errors.js';
 import { backoffUntil } from '../policy/backoff.js';
 import { describeDrift } from '../policy/sink-drift.js';
-import { type IntentEntry, rotationIdOf, type StagedEntry } from '../state/journal-entry.js';
+import { rotationIdOf, type StagedEntry } from '../state/journal-entry.js';
 import { resolveLineage, withAdoptedSinks } from '../state/lineage.js';
 import type { LockHolder } from '../state/name-locks.js';
-import type { StateRecord } from '../state/state-record.js';
 import { assessToken, decideFor, lineageFor, snapshotSinks } from './assess-token.js';
 import type { RotationContext } from './context.js';
-import { type RotationDeps, SimulatedCrash } from './deps.js';
+import { storedCurrentSecret } from './current-secret.js';
+import { type RotationDeps, SimulatedCrash, stateKeysOf } from './deps.js';
 import { endEarlierTokens } from './end-earlier-tokens.js';
 import { type DeliveryResult, finishRotation } from './finish-rotation.js';
 import { stageHeldSecret } from './held-secret.js';
+import { journalStep } from './journal-step.js';
 import { errorSummary, iso, type TokenOutcome } from './outcome.js';
+import { preflightSinks } from './preflight-sinks.js';
 import { reconcile } from './reconcile.js';
+import { redeliver } from './redeliver.js';
 import { heldSecretError, orphanedWithoutWayBack, regenerateJournalled } from './regenerate-journalled.js';
 import { RotationStopped } from './shutdown.js';
 import { deliverUnjournalled } from './unjournalled-delivery.js';
@@ -56,6 +60,8 @@ export interface RotateOptions {
 }
 
 const DEFAULT_LOCK_WAIT_MS = 2000;
+/** How long a check whose sinks lack the current secret waits for another process's check of the name. */
+const REDELIVERY_LOCK_WAIT_MS = 20_000;
 /** The longest last-failure message kept in state: enough to act on, never a dump. */
 const MAX_FAILURE_MESSAGE = 500;
 
@@ -70,10 +76,24 @@ export async function rotateToken(policy: TokenPolicy, deps: RotationDeps, optio
   let lock;
   try {
     lock = await deps.locks.acquire(policy.name, { waitMs: options.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS });
+    if ('busy' in lock) {
+      const busy = await busyOutcome(policy, deps, log, lock.busy, options.signal);
+      if (busy !== 'redeliver') return interruptedIfStopped(busy, options, log);
+      // A sink here lacks the current secret (a new pod's empty volume): the holder is another
+      // pod's check, over in moments; waiting for it beats leaving this pod's app without its file.
+      lock = await deps.locks.acquire(policy.name, { waitMs: REDELIVERY_LOCK_WAIT_MS });
+      if ('busy' in lock) {
+        const still = await busyOutcome(policy, deps, log, lock.busy, options.signal, true);
+        return interruptedIfStopped(
+          still === 'redeliver' ? { ...base, orphans: [], action: 'skipped', reason: 'busy' } : still,
+          options,
+          log,
+        );
+      }
+    }
   } catch (error) {
     return { ...base, orphans: [], action: 'failed', stage: 'check', reason: errorSummary(error).message, error: errorSummary(error) };
   }
-  if ('busy' in lock) return interruptedIfStopped(await busyOutcome(policy, deps, log, lock.busy, options.signal), options, log);
 
   const ctx: RotationContext = {
     policy,
@@ -170,7 +190,8 @@ async function busyOutcome(
   log: RotationContext['log'],
   owner: LockHolder | undefined,
   signal: AbortSignal | undefined,
-): Promise<TokenOutcome> {
+  waited = false,
+): Promise<TokenOutcome | 'redeliver'> {
   const who = owner ? `${owner.who} since ${owner.since}` : 'another process';
   const base = { name: policy.name, oldId: policy.id, expiresAt: null as string | null, sinks: [], orphans: [], check: 'busy' as const };
   const failed = (message: string): TokenOutcome => {
@@ -180,7 +201,16 @@ async function busyOutcome(
   try {
     const unfinished = await deps.journal.read(policy.name);
     if (unfinished) return failed(`another token-rotator (${who}) holds its lock, with an unfinished rotation of it (${unfinished.phase})`);
-    const { token, decision } = await assessToken(policy, deps, { signal });
+    const { token, decision, sinks } = await assessToken(policy, deps, { signal });
+    if (decision.action === 'redeliver' && !waited) return 'redeliver';
+    if (decision.action === 'redeliver') {
+      return {
+        ...failed(`a sink lacks the current secret, but another token-rotator (${who}) held its lock throughout`),
+        oldId: token.id,
+        expiresAt: iso(token.expiresAt),
+        drift: sinks.drift,
+      };
+    }
     if (decision.action === 'rotate') {
       return {
         ...failed(`due (${decision.reason}), but another token-rotator (${who}) holds its lock`),
@@ -231,14 +261,6 @@ async function recordAttempt(ctx: RotationContext, outcome: TokenOutcome): Promi
   );
 }
 
-/**
- * An intent whose rotation the state already records: the staged write failed, the rotation was
- * finished from memory and committed, and the intent could not be erased. Nothing is left to do.
- */
-function intentWasCommitted(record: StateRecord, entry: IntentEntry): boolean {
-  return record.currentId !== entry.oldId && record.lineage.some((l) => l.id === entry.oldId && l.replacedAt === entry.startedAt);
-}
-
 async function rotateLocked(ctx: RotationContext, options: RotateOptions): Promise<TokenOutcome> {
   const { deps, policy, log } = ctx;
   await deps.journal.removeLeftovers(policy.name);
@@ -267,9 +289,10 @@ async function rotateLocked(ctx: RotationContext, options: RotateOptions): Promi
     const delivery = await finishRotation(ctx, staged, lineage.record, undefined, { skipVerify: options.skipVerify });
     return rotatedOutcome(ctx, staged, delivery, 'resumed', `delivered the held secret as ${options.heldId}, an id given by an operator`);
   }
-  if (entry?.phase === 'intent' && intentWasCommitted(lineage.record, entry)) {
+  const step = journalStep(entry, lineage.record);
+  if (step.kind === 'erase-committed') {
     log.warn(
-      { step: 'resume', oldId: entry.oldId, newId: lineage.record.currentId },
+      { step: 'resume', oldId: step.entry.oldId, newId: lineage.record.currentId },
       'an intent left behind was already committed; erasing it',
     );
     await deps.journal.erase(policy.name);
@@ -338,13 +361,14 @@ async function rotateLocked(ctx: RotationContext, options: RotateOptions): Promi
   ctx.token = token;
 
   const now = deps.clock.now();
-  const checked = decideFor(policy, lineage, token, snapshot, now);
+  const checked = decideOrForce(ctx, lineage, token, snapshot, options);
   const decision = options.force
     ? { action: 'rotate' as const, check: 'manual' as const, reason: `manual rotation: ${options.force.reason}` }
     : forcedReason
       ? { action: 'rotate' as const, check: undefined, reason: forcedReason }
       : checked.decision;
   const { drift, adopt } = checked.sinks;
+  const { current } = checked;
   log.info({ step: 'check', id: token.id, expiresAt: iso(token.expiresAt), action: decision.action, reason: decision.reason }, 'checked');
   if (drift.length > 0)
     log.warn({ step: 'drift', drift }, `a sink does not hold the current secret: ${drift.map(describeDrift).join('; ')}`);
@@ -353,10 +377,16 @@ async function rotateLocked(ctx: RotationContext, options: RotateOptions): Promi
   const found = drift.length > 0 ? { drift } : {};
   if (decision.action === 'skip') {
     if (adopt.length > 0) log.info({ step: 'adopt', sinks: adopt.map((a) => a.sink) }, 'adopted what the sinks hold as the current secret');
-    const next = withAdoptedSinks({ ...record, expiresAt: iso(token.expiresAt) }, policy.sinks.map(deps.sinks.target), adopt, now);
+    const adopted = withAdoptedSinks({ ...record, expiresAt: iso(token.expiresAt) }, policy.sinks.map(deps.sinks.target), adopt, now);
+    // An adopted secret, or one sealed by a previous key, is stored as the current key seals it.
+    const next =
+      current.known && current.store
+        ? { ...adopted, secret: storedCurrentSecret(record.name, record.currentId, current, stateKeysOf(deps)) }
+        : adopted;
     const changed =
       lineage.adopted ||
       adopt.length > 0 ||
+      (current.known && current.store) ||
       record.sinks === undefined ||
       record.expiresAt !== iso(token.expiresAt) ||
       skewWorthRecording(record.serviceClock, deps.clockOffsetMs?.());
@@ -374,6 +404,12 @@ async function rotateLocked(ctx: RotationContext, options: RotateOptions): Promi
     };
   }
 
+  if (decision.action === 'redeliver' && current.known) {
+    return redeliver(ctx, record, token, current, drift, adopt, reason);
+  }
+
+  // Step 2: no new token unless every sink can take it.
+  await preflightSinks(ctx);
   const overlapMs = options.force?.overlapMs ?? policy.settings.overlapMs;
   const regenerated = await regenerateJournalled(ctx, { token, reason, overlapMs });
   let outcome: TokenOutcome;
@@ -395,6 +431,28 @@ async function rotateLocked(ctx: RotationContext, options: RotateOptions): Promi
   const latest = (await deps.state.read(policy.name)) ?? record;
   const earlierTokens = await endEarlierTokens(ctx, latest, new Date(regenerated.entry.existingTokenExpiresAt));
   return { ...outcome, earlierTokens };
+}
+
+/**
+ * The check's decision, or an emergency rotation's. A rotation asked for goes on when no key opens
+ * the secret the state holds (the operator starts over with a new token); a check does not.
+ */
+function decideOrForce(
+  ctx: RotationContext,
+  lineage: ReturnType<typeof lineageFor>,
+  token: ServiceToken,
+  snapshot: Awaited<ReturnType<typeof snapshotSinks>>,
+  options: RotateOptions,
+): ReturnType<typeof decideFor> {
+  const { deps, policy } = ctx;
+  try {
+    return decideFor(policy, lineage, token, snapshot, deps, deps.clock.now());
+  } catch (error) {
+    if (!(options.force && error instanceof StateKeyError)) throw error;
+    ctx.log.warn({ step: 'check', reason: error.message }, 'the held secret cannot be opened; rotating as asked');
+    const { secret: _unopened, ...record } = lineage.record;
+    return decideFor(policy, { ...lineage, record }, token, snapshot, deps, deps.clock.now());
+  }
 }
 
 function rotatedOutcome(

@@ -3,14 +3,15 @@ import type { Secret } from '../secret.js';
 import type { StagedEntry } from '../state/journal-entry.js';
 import { probeNewToken } from '../verify/probe.js';
 import type { VerifyProbe } from '../verify/verify-config.js';
-import { retrievedProblem } from '../verify/verify-rules.js';
+import { expiryWarning, retrievedProblem } from '../verify/verify-rules.js';
 import type { RotationContext } from './context.js';
 import { errorSummary } from './outcome.js';
 
 export type VerifyCheck = 'service' | 'read-back' | 'probe';
 
 export type Verification =
-  | { ok: true; checks: VerifyCheck[] }
+  /** `warnings`: what differs from what was asked without breaking a consumer (an expiry). */
+  | { ok: true; checks: VerifyCheck[]; warnings?: string[] }
   /** `target`: for a failed read-back, the sink that must be written again. */
   | { ok: false; check: VerifyCheck; message: string; target?: string };
 
@@ -31,17 +32,18 @@ export async function verifyRotation(
   const newId = entry.staged.newId;
 
   // The built-in check, with the rotator's own credentials: one GET.
+  const warnings: string[] = [];
   try {
     const got = await deps.api.retrieve(newId, { signal });
-    const problem = retrievedProblem(
-      {
-        newId,
-        serviceName: ctx.token?.id === entry.oldId ? ctx.token.name : undefined,
-        askedExpiresAt: entry.newTokenExpiresAt ? new Date(entry.newTokenExpiresAt) : null,
-      },
-      got,
-    );
+    const expected = {
+      newId,
+      serviceName: ctx.token?.id === entry.oldId ? ctx.token.name : undefined,
+      askedExpiresAt: entry.newTokenExpiresAt ? new Date(entry.newTokenExpiresAt) : null,
+    };
+    const problem = retrievedProblem(expected, got);
     if (problem) return { ok: false, check: 'service', message: problem };
+    const warning = expiryWarning(expected, got);
+    if (warning) warnings.push(warning);
   } catch (error) {
     signal?.throwIfAborted();
     return { ok: false, check: 'service', message: `retrieving the new token ${newId} failed: ${errorSummary(error).message}` };
@@ -72,5 +74,5 @@ export async function verifyRotation(
     if (!result.ok) return { ok: false, check: 'probe', message: remoteText(result.message) };
     checks.push('probe');
   }
-  return { ok: true, checks };
+  return { ok: true, checks, ...(warnings.length > 0 ? { warnings } : {}) };
 }

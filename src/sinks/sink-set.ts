@@ -13,16 +13,27 @@ export interface SinkSet<C extends { type: string }> {
   readable(config: C): boolean;
   write(config: C, secret: Secret, meta: TokenMeta, options: { signal?: AbortSignal }): Promise<WriteResult>;
   read(config: C, options: { signal?: AbortSignal }): Promise<SinkContent | undefined>;
-  /** `checked` when the sink type can check without writing and found nothing wrong; throws what it found. */
+  /**
+   * `checked` when the sink type can check without writing and found nothing wrong; throws what it
+   * found. A pass is kept for a minute per destination.
+   */
   preflight(config: C, options: { signal?: AbortSignal }): Promise<'checked' | 'not supported'>;
   close(): Promise<void>;
 }
+
+/**
+ * How long a passed preflight speaks for its destination: one per destination for a run of `once`
+ * (a policy may name it from many tokens), and fresh again for the daemon's later checks, where a
+ * namespace or a permission may have gone since.
+ */
+const PREFLIGHT_KEPT_MS = 60_000;
 
 export function openSinkSet<C extends { type: string }>(
   types: Readonly<Record<string, SinkType<C>>>,
   context: SinkOpenContext,
 ): SinkSet<C> {
   const clients = new Map<string, Promise<SinkClient<C>>>();
+  const preflights = new Map<string, { at: number; result: Promise<'checked' | 'not supported'> }>();
   const typeOf = (config: C): SinkType<C> => {
     const type = types[config.type];
     if (!type) throw new Error(`no sink type ${JSON.stringify(config.type)}`);
@@ -64,13 +75,21 @@ export function openSinkSet<C extends { type: string }>(
     readable: (config) => typeOf(config).readable?.(config) ?? true,
     write: (config, secret, meta, options) => named(config, async () => (await client(config)).write(config, secret, meta, options)),
     read: (config, options) => named(config, async () => (await client(config)).read(config, options)),
-    preflight: (config, options) =>
-      named(config, async () => {
+    preflight(config, options) {
+      const target = typeOf(config).target(config);
+      const kept = preflights.get(target);
+      if (kept && performance.now() - kept.at < PREFLIGHT_KEPT_MS) return kept.result;
+      const result = named(config, async () => {
         const opened = await client(config);
         if (!opened.preflight) return 'not supported' as const;
         await opened.preflight(config, options);
         return 'checked' as const;
-      }),
+      });
+      // Only a pass is kept: what failed is asked again, so a fix takes effect at the next check.
+      preflights.set(target, { at: performance.now(), result });
+      result.catch(() => preflights.delete(target));
+      return result;
+    },
     async close() {
       const opened = await Promise.allSettled([...clients.values()]);
       clients.clear();

@@ -108,7 +108,7 @@ export function historyOf(record: StateRecord): HistoryView {
 }
 
 /**
- * The record with the sinks it adopted added, and sinks no longer in the policy dropped (a sink
+ * The record with the sinks it adopted (or gave the current secret again) added, and sinks no longer in the policy dropped (a sink
  * that comes back later is new again, and gets a secret).
  */
 export function withAdoptedSinks(
@@ -116,10 +116,9 @@ export function withAdoptedSinks(
   policyTargets: readonly string[],
   adopt: ReadonlyArray<{ target: string; fingerprint: string }>,
   now: Date,
+  how: 'adopted' | 'delivered' = 'adopted',
 ): StateRecord {
   const kept = Object.entries(record.sinks ?? {}).filter(([target]) => policyTargets.includes(target));
-  const adopted = adopt.map(
-    ({ target, fingerprint }) => [target, { fingerprint, at: now.toISOString(), how: 'adopted' as const }] as const,
-  );
+  const adopted = adopt.map(({ target, fingerprint }) => [target, { fingerprint, at: now.toISOString(), how }] as const);
   return { ...record, sinks: Object.fromEntries([...kept, ...adopted]) };
 }

@@ -1,14 +1,25 @@
-import { createCipheriv, createDecipheriv, type KeyObject, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, type KeyObject, randomBytes } from 'node:crypto';
 
 import { z } from 'zod';
 
 import { Secret } from '../secret.js';
 
-/** How a staged secret sits in the journal: sealed with the state key, or plain in a 0600 file. */
+/**
+ * How a secret sits in state (a staged or held one in the journal, the current one in the record):
+ * sealed with the state key, or plain in a 0600 file when no key is set. `kid` names the key that
+ * sealed it (an id derived from the key, never the key), so a key ring opens it with the right one;
+ * values sealed before key ids have none and are tried with every key.
+ */
 export const storedSecretSchema = z.union([
   z.strictObject({ plain: z.string().min(1) }),
   z.strictObject({
-    sealed: z.strictObject({ alg: z.literal('A256GCM'), iv: z.string(), tag: z.string(), data: z.string() }),
+    sealed: z.strictObject({
+      alg: z.literal('A256GCM'),
+      kid: z.string().min(1).optional(),
+      iv: z.string(),
+      tag: z.string(),
+      data: z.string(),
+    }),
   }),
 ]);
 export type StoredSecret = z.output<typeof storedSecretSchema>;
@@ -16,7 +27,23 @@ export type StoredSecret = z.output<typeof storedSecretSchema>;
 export type UnsealError = 'no-key' | 'wrong-key';
 
 /**
- * AES-256-GCM with a fresh 96-bit nonce per secret; `context` (the name and new id) is bound as
+ * The state keys of a run: the current one seals everything written from now on; previous ones
+ * (ROTATOR_STATE_KEY_PREVIOUS) only open what they sealed, until it is written again.
+ */
+export interface StateKeys {
+  current: KeyObject | undefined;
+  previous: readonly KeyObject[];
+}
+
+export const noStateKeys: StateKeys = { current: undefined, previous: [] };
+
+/** A short public id for a key: which key sealed a value, said without saying the key. */
+export function keyIdOf(key: KeyObject): string {
+  return createHmac('sha256', key).update('token-rotator state key id v1', 'utf8').digest('base64url').slice(0, 12);
+}
+
+/**
+ * AES-256-GCM with a fresh 96-bit nonce per secret; `context` (the name and token id) is bound as
  * additional data, so a sealed secret cannot be moved to another entry unnoticed.
  */
 export function sealSecret(secret: Secret, key: KeyObject | undefined, context: string): StoredSecret {
@@ -26,20 +53,57 @@ export function sealSecret(secret: Secret, key: KeyObject | undefined, context: 
   cipher.setAAD(Buffer.from(context, 'utf8'));
   const data = Buffer.concat([cipher.update(secret.reveal(), 'utf8'), cipher.final()]);
   return {
-    sealed: { alg: 'A256GCM', iv: iv.toString('base64'), tag: cipher.getAuthTag().toString('base64'), data: data.toString('base64') },
+    sealed: {
+      alg: 'A256GCM',
+      kid: keyIdOf(key),
+      iv: iv.toString('base64'),
+      tag: cipher.getAuthTag().toString('base64'),
+      data: data.toString('base64'),
+    },
   };
 }
 
-export function openSecret(stored: StoredSecret, key: KeyObject | undefined, context: string): Secret | UnsealError {
+const keysOf = (keys: KeyObject | undefined | StateKeys): KeyObject[] =>
+  keys === undefined ? [] : 'current' in keys ? [...(keys.current ? [keys.current] : []), ...keys.previous] : [keys];
+
+/** Opens a stored secret with whichever key sealed it: the current key or a previous one. */
+export function openSecret(stored: StoredSecret, keys: KeyObject | undefined | StateKeys, context: string): Secret | UnsealError {
   if ('plain' in stored) return new Secret(stored.plain);
-  if (!key) return 'no-key';
+  const ring = keysOf(keys);
+  if (ring.length === 0) return 'no-key';
+  const { kid } = stored.sealed;
+  const candidates = kid ? ring.filter((key) => keyIdOf(key) === kid) : ring;
+  for (const key of candidates) {
+    const opened = openWith(stored.sealed, key, context);
+    if (opened) return opened;
+  }
+  return 'wrong-key';
+}
+
+function openWith(sealed: Extract<StoredSecret, { sealed: unknown }>['sealed'], key: KeyObject, context: string): Secret | undefined {
   try {
-    const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(stored.sealed.iv, 'base64'));
+    const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(sealed.iv, 'base64'));
     decipher.setAAD(Buffer.from(context, 'utf8'));
-    decipher.setAuthTag(Buffer.from(stored.sealed.tag, 'base64'));
-    const plain = Buffer.concat([decipher.update(Buffer.from(stored.sealed.data, 'base64')), decipher.final()]);
+    decipher.setAuthTag(Buffer.from(sealed.tag, 'base64'));
+    const plain = Buffer.concat([decipher.update(Buffer.from(sealed.data, 'base64')), decipher.final()]);
     return new Secret(plain.toString('utf8'));
   } catch {
-    return 'wrong-key';
+    return undefined;
   }
+}
+
+/**
+ * Whether a stored secret is as the current key would store it now: sealed by that key (or plain
+ * when there is none). Anything else is sealed again at its name's next write, so a previous key
+ * can be dropped once every name has been through a run.
+ */
+export function sealedAsCurrent(stored: StoredSecret, current: KeyObject | undefined): boolean {
+  if (!current) return 'plain' in stored;
+  return 'sealed' in stored && stored.sealed.kid === keyIdOf(current);
+}
+
+/** "sealed with key id abc…" / "plain": for messages, never the key or the secret. */
+export function describeSeal(stored: StoredSecret): string {
+  if ('plain' in stored) return 'stored plain (no state key was set)';
+  return stored.sealed.kid ? `sealed with the key whose id is ${stored.sealed.kid}` : 'sealed with a key from before key ids';
 }

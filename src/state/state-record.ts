@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
 import { isTokenId, tokenIdProblem } from '../common/token-id.js';
+import { storedSecretSchema } from './secret-box.js';
 
 export const STATE_VERSION = 1;
 /** Earlier ids kept per name: enough to answer "which token was this?" for a year of monthly rotations. */
@@ -35,6 +36,21 @@ export const stateRecordSchema = z.strictObject({
    */
   sinks: z
     .record(z.string(), z.strictObject({ fingerprint: z.string().min(1), at: isoDate, how: z.enum(['delivered', 'adopted']) }))
+    .optional(),
+  /**
+   * The current token's secret, sealed with the state key and bound to the name and current id
+   * (plain in a 0600 file when no key is set): a sink that lost it is given it again, with no new
+   * token. `rotated` by us, or `adopted` from what the sinks held. Absent in records from before
+   * the state held it, and for a name whose current secret is not known.
+   */
+  secret: z
+    .strictObject({
+      value: storedSecretSchema,
+      how: z.enum(['rotated', 'adopted']),
+      /** The rotation that made it, as the sinks know it: a redelivery writes the same metadata. */
+      rotationId: z.string().min(1),
+      at: isoDate,
+    })
     .optional(),
   /** Earlier ids, newest first. */
   lineage: z.array(

@@ -52,6 +52,8 @@ export interface FakeDepsOptions {
   /** Silent when absent. */
   logger?: Logger;
   stateKey?: KeyObject;
+  /** ROTATOR_STATE_KEY_PREVIOUS: keys that only open what they sealed. */
+  previousStateKeys?: KeyObject[];
   crashAt?: CrashPlan;
   /**
    * What becomes of the name's lock when the process dies at `crashAt`: `left` (the default, as a
@@ -128,6 +130,7 @@ export function fakeDeps(options: FakeDepsOptions): FakeDeps {
     logger: options.logger ?? silentLogger(),
     sinks: guard(options.sinks, 'sinks'),
     stateKey: options.stateKey,
+    previousStateKeys: options.previousStateKeys ?? [],
     failpoint: (step) => {
       alive(`failpoint ${step}`);
       trace.steps.push(step);

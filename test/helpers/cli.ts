@@ -1,8 +1,9 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 
+import { expect } from 'vitest';
 import { stringify } from 'yaml';
 
 import { envFileText } from '../../src/emulator/env-file-text.js';
@@ -87,15 +88,32 @@ export async function writePolicy(dir: string, policy: unknown): Promise<string>
   return file;
 }
 
-/** Everything a run left on disk under `dir`, except the sinks' own files, for leak checks. */
+/**
+ * Everything a run left on disk under `dir`, except the sinks' own files, for leak checks. The one
+ * place a secret may sit plain is the current secret a record holds when no state key is set (as
+ * the README says, in a 0600 file): it is left out here, once that file is proven 0600.
+ */
 export async function readStateFiles(dir: string): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   const files = await readdir(join(dir, 'state'), { recursive: true }).catch(() => [] as string[]);
   for (const f of files) {
-    const text = await readFile(join(dir, 'state', f), 'utf8').catch(() => undefined);
-    if (text !== undefined) out[`state/${f}`] = text;
+    const path = join(dir, 'state', f);
+    const text = await readFile(path, 'utf8').catch(() => undefined);
+    if (text !== undefined) out[`state/${f}`] = f.startsWith('tokens/') ? await withoutHeldPlainSecret(path, text) : text;
   }
   return out;
+}
+
+async function withoutHeldPlainSecret(path: string, text: string): Promise<string> {
+  let record: { secret?: { value?: { plain?: string } } };
+  try {
+    record = JSON.parse(text) as typeof record;
+  } catch {
+    return text;
+  }
+  if (record.secret?.value?.plain === undefined) return text;
+  expect((await stat(path)).mode & 0o777, `${path} holds a plain secret: 0600 only`).toBe(0o600);
+  return JSON.stringify({ ...record, secret: { ...record.secret, value: { plain: '[held plain: no state key set]' } } });
 }
 
 /** Every secret the emulator ever issued, plus its client secret. */

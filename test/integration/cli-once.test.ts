@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { startEmulator } from '../../src/emulator/start-emulator.js';
-import { type CliResult, runCli, seedSink, writePolicy } from '../helpers/cli.js';
+import { type CliResult, runCli, seedSink, startCli, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
 import { expectNoLeak } from '../helpers/leaks.js';
 import { itemsOf } from '../helpers/output-items.js';
@@ -139,16 +139,21 @@ describe('token-rotator once / plan / validate against the fx.emulator', () => {
     expect(run.stderr).toMatch(/"tokenName":"broken".*"code":"ERR_API"/);
   });
 
-  it('keeps the secret staged when a sink cannot be written, exits 1, and delivers it on the next run without regenerating', async () => {
+  it('keeps the secret staged when a sink breaks after its preflight, exits 1, and delivers it on the next run without regenerating', async () => {
     const token = fx.emulator.store.add({ name: 's', expiresAt: inDays(1) });
-    await writeFile(join(fx.dir, 'blocked'), 'a file where a folder should be');
     await writePolicy(fx.dir, {
       version: 1,
       tokens: [{ name: 's', id: token.id, sinks: [sink('s'), { type: 'file', path: 'blocked/s.token' }] }],
     });
-
-    const first = await cli('once', '--json');
-    expect(first.code).toBe(1);
+    // Both sinks pass their preflight; while the service takes its time over the regenerate, a file
+    // comes to stand where the second sink's folder should be.
+    fx.emulator.faults.add({ op: 'regenerate', action: { kind: 'hang', ms: 5_000, commit: true } });
+    const running = startCli(['once', '--json', '--config', 'rotation.yaml', '--dotenv', fx.envFile], { cwd: fx.dir });
+    await expect.poll(() => regenerates().length, { timeout: 60_000, interval: 20 }).toBe(1);
+    await writeFile(join(fx.dir, 'blocked'), 'a file where a folder should be');
+    const first = await running.done;
+    fx.results.push(first);
+    expect(first.code, first.stderr).toBe(1);
     const [outcome] = itemsOf(first.stdout) as Array<{
       result: string;
       sinks: Array<{ description: string; result: string }>;

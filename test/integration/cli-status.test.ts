@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { expect, it } from 'vitest';
 
 import type { StatusItem } from '../../src/cli/output/status-items.js';
-import { runCli, writePolicy } from '../helpers/cli.js';
+import { runCli, startCli, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
 import { itemsOf } from '../helpers/output-items.js';
 
@@ -21,7 +21,6 @@ it('status tells, without the network, what happened and what is next for each t
   const fine = fx.emulator.store.add({ name: 'fine', expiresAt: new Date(Date.now() + 2 * DAY) });
   const stuck = fx.emulator.store.add({ name: 'stuck', expiresAt: new Date(Date.now() + 2 * DAY) });
   const refused = fx.emulator.store.add({ name: 'refused', expiresAt: new Date(Date.now() + 2 * DAY) });
-  await writeFile(join(fx.dir, 'blocked'), 'a file in the way');
   await writePolicy(fx.dir, {
     version: 1,
     tokens: [
@@ -38,7 +37,16 @@ it('status tells, without the network, what happened and what is next for each t
     ],
   });
   fx.emulator.faults.add({ op: 'regenerate', id: refused.id, action: { kind: 'status', status: 403, message: 'forbidden' } });
-  expect((await cli(['once'])).code).toBe(1);
+  // `stuck`'s second sink passes its preflight, then breaks while the service answers slowly.
+  fx.emulator.faults.add({ op: 'regenerate', id: stuck.id, action: { kind: 'hang', ms: 5_000, commit: true } });
+  const once = startCli(['once', '--config', 'rotation.yaml', '--dotenv', fx.envFile], { cwd: fx.dir });
+  await expect
+    .poll(() => fx.emulator.requests.some((r) => r.op === 'regenerate' && r.id === stuck.id), { timeout: 60_000, interval: 20 })
+    .toBe(true);
+  await writeFile(join(fx.dir, 'blocked'), 'a file in the way');
+  const result = await once.done;
+  fx.results.push(result);
+  expect(result.code).toBe(1);
 
   // the service is gone: status still answers
   await writeFile(fx.envFile, (await readFile(fx.envFile, 'utf8')).replace(/ROTATOR_API_URL=.*/, 'ROTATOR_API_URL=http://127.0.0.1:9'));

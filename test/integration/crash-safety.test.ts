@@ -273,8 +273,10 @@ describe('crash-safe rotation', () => {
     expect(JSON.parse(entry).staged.secret.sealed.alg).toBe('A256GCM');
 
     const wrongKey = await cli({ ROTATOR_STATE_KEY: Buffer.alloc(32, 7).toString('base64') });
-    expect(wrongKey.code).toBe(1);
-    expect(wrongKey.stdout).toMatch(/cannot be opened with this ROTATOR_STATE_KEY/);
+    // A configuration error (exit 2), never a reason to rotate.
+    expect(wrongKey.code).toBe(2);
+    expect(wrongKey.stdout).toMatch(/cannot be opened with ROTATOR_STATE_KEY or ROTATOR_STATE_KEY_PREVIOUS/);
+    expect(regenerates()).toHaveLength(1);
     expect(await readFile(join(fx.dir, 'state/journal/sealed.json'), 'utf8')).toBe(entry);
 
     const rightKey = await cli();
@@ -288,7 +290,9 @@ describe('crash-safe rotation', () => {
     const token = fx.emulator.store.add({ name: 'plain', expiresAt: inDays(1) });
     await policyFor([{ name: 'plain', id: token.id }]);
     const staged = await runCli(['once', ...args()], { cwd: fx.dir, env: { ROTATOR_TEST_FAILPOINT: 'staged' } });
-    expect(staged.stderr).toMatch(/ROTATOR_STATE_KEY is not set: a new secret is kept in plaintext \(file mode 0600\)/);
+    expect(staged.stderr).toMatch(
+      /ROTATOR_STATE_KEY is not set: the current secret and a new one are kept in plaintext \(file mode 0600\)/,
+    );
     expect((await stat(join(fx.dir, 'state/journal/plain.json'))).mode & 0o777).toBe(0o600);
     expectNoLeak({ stdout: staged.stdout, stderr: staged.stderr }, emulatorSecrets(fx.emulator));
     const after = await runCli(['once', ...args()], { cwd: fx.dir });

@@ -23,7 +23,8 @@ interface Outcome {
 
 /**
  * Every sink holds the current secret: each check reads the sinks back, and a sink that is missing,
- * holds another secret, or is new in the policy is drift, repaired by rotating (or reported).
+ * holds another secret, or is new in the policy is drift, repaired by delivering the current
+ * secret the state holds again, with no new token (or by rotating, or only reported, as the policy says).
  */
 describe('drift repair', () => {
   const fx = useCliFixture();
@@ -60,52 +61,73 @@ describe('drift repair', () => {
     return { token, policy };
   }
 
-  it('a deleted sink file is noticed by the next run, which rotates, redelivers, and says why', async () => {
-    await settled('deleted');
+  it('a deleted sink file is noticed by the next run, which delivers the same secret again with no new token, and says why', async () => {
+    const { token } = await settled('deleted');
     await unlink(sinkFile('secrets/deleted.token'));
     const { run, outcomes } = await once();
     expect(run.code, run.stderr).toBe(0);
     expect(outcomes[0]).toMatchObject({
-      action: 'rotate',
+      action: 'redeliver',
       check: 'sinkDrift',
-      reason: 'sink drift: file secrets/deleted.token is missing',
+      reason: 'sink drift: file secrets/deleted.token is missing; delivering the current secret again',
       drift: [expect.objectContaining({ description: 'file secrets/deleted.token', kind: 'missing' })],
     });
-    expect(await whoami('secrets/deleted.token')).toMatchObject({ id: outcomes[0]!.newId });
+    expect(await readFile(sinkFile('secrets/deleted.token'), 'utf8')).toBe(token.secret);
+    expect(fx.emulator.store.get(token.id)?.expiresAt?.getTime(), 'no expiry changed').toBe(token.expiresAt!.getTime());
     // Repaired: the next run finds nothing to do.
     const after = await once();
     expect(after.outcomes[0]).toMatchObject({ action: 'skip', check: 'notDue' });
+    expect(regenerates()).toBe(0);
+  });
+
+  it('a sink edited behind its back holds another secret: drift, repaired with the same secret', async () => {
+    const { token } = await settled('edited');
+    await writeFile(sinkFile('secrets/edited.token'), 'xaat-someone-elses-token');
+    const { outcomes } = await once();
+    expect(outcomes[0]).toMatchObject({
+      action: 'redeliver',
+      reason: expect.stringMatching(/^sink drift: file secrets\/edited.token holds another secret/),
+    });
+    expect(await whoami('secrets/edited.token')).toMatchObject({ id: token.id });
+    expect(regenerates()).toBe(0);
+  });
+
+  it('with onDrift: rotate, a deleted sink is repaired by a new token, as before', async () => {
+    await settled('rotated', { onDrift: 'rotate' });
+    await unlink(sinkFile('secrets/rotated.token'));
+    const { run, outcomes } = await once();
+    expect(run.code, run.stderr).toBe(0);
+    expect(outcomes[0]).toMatchObject({ action: 'rotate', reason: 'sink drift: file secrets/rotated.token is missing (onDrift: rotate)' });
+    expect(await whoami('secrets/rotated.token')).toMatchObject({ id: outcomes[0]!.newId });
     expect(regenerates()).toBe(1);
   });
 
-  it('a sink edited behind its back holds another secret: drift, repaired', async () => {
-    await settled('edited');
-    await writeFile(sinkFile('secrets/edited.token'), 'xaat-someone-elses-token');
-    const { outcomes } = await once();
-    expect(outcomes[0]).toMatchObject({ action: 'rotate', reason: 'sink drift: file secrets/edited.token holds another secret' });
-    expect(await whoami('secrets/edited.token')).toMatchObject({ id: outcomes[0]!.newId });
-  });
-
-  it('a sink added to the policy is delivered to by the next run', async () => {
+  it('a sink added to the policy is delivered to by the next run, with the secret the others hold', async () => {
     const { token, policy } = await settled('grown');
     policy.tokens[0]!.sinks.push({ type: 'file', path: 'also/grown.env', format: 'env' } as (typeof policy.tokens)[0]['sinks'][0]);
     await writePolicy(fx.dir, policy);
     const { run, outcomes } = await once();
     expect(run.code, run.stderr).toBe(0);
-    expect(outcomes[0]).toMatchObject({ action: 'rotate', reason: 'sink drift: file also/grown.env is missing' });
-    expect(await whoami('secrets/grown.token')).toMatchObject({ id: outcomes[0]!.newId });
+    expect(outcomes[0]).toMatchObject({
+      action: 'redeliver',
+      reason: expect.stringMatching(/^sink drift: file also\/grown.env is missing/),
+    });
     const env = parseDotenv(await readFile(sinkFile('also/grown.env'), 'utf8'));
-    expect(fx.emulator.store.bySecret(env.AXIOM_TOKEN!)?.id).toBe(outcomes[0]!.newId);
-    expect(outcomes[0]!.newId).not.toBe(token.id);
+    expect(env.AXIOM_TOKEN).toBe(token.secret);
+    expect(regenerates()).toBe(0);
   });
 
   it('a sink new in the policy that already holds content is drift once the name has a record', async () => {
-    const { policy } = await settled('added');
+    const { policy, token } = await settled('added');
     await seedSink(fx.dir, 'elsewhere/added.token', 'xaat-something-placed-by-hand');
     policy.tokens[0]!.sinks.push({ type: 'file', path: 'elsewhere/added.token' });
     await writePolicy(fx.dir, policy);
     const { outcomes } = await once();
-    expect(outcomes[0]).toMatchObject({ action: 'rotate', reason: 'sink drift: file elsewhere/added.token is new in the policy' });
+    expect(outcomes[0]).toMatchObject({
+      action: 'redeliver',
+      reason: expect.stringMatching(/^sink drift: file elsewhere\/added.token is new in the policy/),
+    });
+    expect(await readFile(sinkFile('elsewhere/added.token'), 'utf8')).toBe(token.secret);
   });
 
   it('onDrift: report says so, exits 1, and regenerates nothing', async () => {
@@ -143,8 +165,15 @@ describe('drift repair', () => {
     await unlink(sinkFile('secrets/watched.token'));
     const plan = await cli('plan', '--json');
     expect(itemsOf(plan.stdout)).toEqual([
-      expect.objectContaining({ action: 'rotate', reason: 'sink drift: file secrets/watched.token is missing' }),
+      expect.objectContaining({
+        action: 'redeliver',
+        reason: 'sink drift: file secrets/watched.token is missing; delivering the current secret again',
+      }),
     ]);
+    // plan and once reach the same decision: once does what plan said.
+    const { outcomes } = await once();
+    expect(outcomes[0]).toMatchObject({ action: 'redeliver' });
+    await unlink(sinkFile('secrets/watched.token'));
 
     await writeFile(fx.envFile, (await readFile(fx.envFile, 'utf8')).replace(/ROTATOR_API_URL=.*/, 'ROTATOR_API_URL=http://127.0.0.1:9'));
     fx.emulator.requests.length = 0;

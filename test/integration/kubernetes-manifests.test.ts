@@ -674,8 +674,8 @@ describe('the native sidecar', () => {
     for (const probe of [sidecar()!.livenessProbe, sidecar()!.startupProbe]) expect(probe?.httpGet?.path).not.toBe('/readyz');
   });
 
-  it('starts before the app (startup probe) and is restarted alone when stuck (liveness probe), both on /healthz', () => {
-    expect(sidecar()!.startupProbe?.httpGet).toEqual({ path: '/healthz', port: 'rotator-http' });
+  it('starts the app only once its token file is there (startup probe on /startupz), and is restarted alone when stuck (liveness on /healthz)', () => {
+    expect(sidecar()!.startupProbe?.httpGet).toEqual({ path: '/startupz', port: 'rotator-http' });
     expect(sidecar()!.livenessProbe?.httpGet).toEqual({ path: '/healthz', port: 'rotator-http' });
   });
 
@@ -705,9 +705,9 @@ describe('the native sidecar', () => {
     expect(app().volumeMounts!.some((m) => m.name === mount.name || m.mountPath.startsWith('/var/run/secrets/kubernetes.io'))).toBe(false);
   });
 
-  it('runs one pod at a time, since each pod holds its own copy of the token', () => {
-    const deploymentSpec = deployment().spec as { replicas: number; strategy: { type: string } };
-    expect(deploymentSpec.replicas).toBe(1);
-    expect(deploymentSpec.strategy.type).toBe('Recreate');
+  it('runs several pods with rolling updates: each fills its own file from the held secret, with no new token', () => {
+    const deploymentSpec = deployment().spec as { replicas: number; strategy?: { type: string } };
+    expect(deploymentSpec.replicas).toBeGreaterThan(1);
+    expect(deploymentSpec.strategy?.type ?? 'RollingUpdate').toBe('RollingUpdate');
   });
 });

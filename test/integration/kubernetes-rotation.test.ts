@@ -121,19 +121,31 @@ describe('on Kubernetes, against the API double, as a new user would', () => {
     expect(fx.emulator.requests.filter((r) => r.op === 'regenerate')).toHaveLength(regenerates);
     expect(restartedAt(k.double, 'apps', 'ingest-api')).toBe(firstRestart);
 
-    // Someone deletes the Secret: the next run notices, rotates, writes it again and restarts the app.
+    // Someone deletes the Secret: the next run notices, writes the same secret again (no new token)
+    // and restarts the app, whose pods may have failed to start without it.
     await kubectl('delete', 'secret', 'ingest-api-token', '-n', 'apps');
     const restartsBefore = writes(0, '/deployments/ingest-api').length;
     const third = await cli('once', '--json');
     expect(third.code, third.stderr).toBe(0);
     const [healed] = itemsOf(third.stdout) as Array<{ action: string; reason: string; newId: string }>;
     expect(healed).toMatchObject({
-      action: 'rotate',
+      action: 'redeliver',
       reason: expect.stringMatching(/kubernetes-secret apps\/ingest-api-token\[token\] is missing/),
     });
-    expect(await whoami(secretData(k.double, 'apps', 'ingest-api-token', 'token'))).toMatchObject({ id: healed!.newId });
+    expect(secretData(k.double, 'apps', 'ingest-api-token', 'token')).toBe(delivered);
+    expect(fx.emulator.requests.filter((r) => r.op === 'regenerate')).toHaveLength(regenerates);
     expect(writes(0, '/deployments/ingest-api').length).toBe(restartsBefore + 1);
     expectStateWithoutSecrets();
+
+    // Deleted and re-created by hand with the same value: repaired (labels back), nothing restarts.
+    await kubectl('delete', 'secret', 'ingest-api-token', '-n', 'apps');
+    await kubectl('create', 'secret', 'generic', 'ingest-api-token', '-n', 'apps', `--from-literal=token=${delivered}`);
+    const restartsAfter = writes(0, '/deployments/ingest-api').length;
+    const fourth = await cli('once', '--json');
+    expect(fx.emulator.requests.filter((r) => r.op === 'regenerate')).toHaveLength(regenerates);
+    expect(secretData(k.double, 'apps', 'ingest-api-token', 'token')).toBe(delivered);
+    expect(writes(0, '/deployments/ingest-api').length).toBe(restartsAfter);
+    fx.results.push(fourth);
   });
 
   it('a Secret edited by hand is noticed and repaired; its other keys stay', async () => {
@@ -157,9 +169,10 @@ describe('on Kubernetes, against the API double, as a new user would', () => {
     );
     const repaired = await cli('once', '--json');
     expect(repaired.code, repaired.stderr).toBe(0);
-    const [outcome] = itemsOf(repaired.stdout) as Array<{ action: string; reason: string; newId: string }>;
-    expect(outcome).toMatchObject({ action: 'rotate', reason: expect.stringMatching(/holds another secret/) });
-    expect(await whoami(secretData(k.double, 'apps', 'edited-token', 'token'))).toMatchObject({ id: outcome!.newId });
+    const [outcome] = itemsOf(repaired.stdout) as Array<{ action: string; reason: string; id: string }>;
+    expect(outcome).toMatchObject({ action: 'redeliver', reason: expect.stringMatching(/holds another secret/) });
+    expect(await whoami(secretData(k.double, 'apps', 'edited-token', 'token'))).toMatchObject({ id: outcome!.id });
+    expect(fx.emulator.requests.filter((r) => r.op === 'regenerate')).toHaveLength(1);
     expect(secretData(k.double, 'apps', 'edited-token', 'other')).toBe('kept');
   });
 

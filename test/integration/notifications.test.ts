@@ -143,7 +143,7 @@ it('notifies drift by default when a sink loses its secret, but not a new name f
     expect.objectContaining({
       event: 'drift',
       token: 'watched',
-      summary: expect.stringMatching(/file watched\.token is missing; rotated to deliver a new one everywhere/),
+      summary: expect.stringMatching(/file watched\.token is missing; delivered the current secret to it again \(no new token\)/),
       drift: [{ sink: 'file watched.token', kind: 'missing' }],
     }),
   ]);

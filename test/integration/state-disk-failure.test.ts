@@ -8,7 +8,6 @@ import { useCliFixture } from '../helpers/cli-fixture.js';
 import { itemsOf } from '../helpers/output-items.js';
 
 const DAY = 24 * 3600_000;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * The state disk fails (turns read-only, fills up) while a regenerate is in flight: the answer is
@@ -17,7 +16,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * file in the way stops even root), while the emulator holds the answer.
  */
 describe('the state disk fails while a regenerate is in flight', () => {
-  const fx = useCliFixture({ emulator: { rateLimitPerMinute: 1_000_000 }, env: { ROTATOR_HTTP_TIMEOUT: '5s' } });
+  const fx = useCliFixture({ emulator: { rateLimitPerMinute: 1_000_000 }, env: { ROTATOR_HTTP_TIMEOUT: '20s' } });
   const args = () => ['once', '--json', '--config', 'rotation.yaml', '--dotenv', fx.envFile];
 
   async function whoami(secret: string) {
@@ -31,15 +30,16 @@ describe('the state disk fails while a regenerate is in flight', () => {
     return token;
   }
 
-  /** Breaks the given state folders once the service has the regenerate, then lets its answer go. */
-  async function runWhileBreaking(folders: string[]): Promise<CliResult> {
-    fx.emulator.faults.add({ op: 'regenerate', action: { kind: 'hang', ms: 1500, commit: true } });
+  /**
+   * Breaks the given state folders (and whatever `alsoBreak` breaks) once the service has the
+   * regenerate, then lets its answer go: the sinks passed their preflight before it was sent. The
+   * service holds the answer for 5 s, a margin a loaded machine needs to break them first.
+   */
+  async function runWhileBreaking(folders: string[], alsoBreak?: () => Promise<void>): Promise<CliResult> {
+    fx.emulator.faults.add({ op: 'regenerate', action: { kind: 'hang', ms: 5_000, commit: true } });
     const { done } = startCli(args(), { cwd: fx.dir });
-    for (let i = 0; i < 200 && !fx.emulator.requests.some((r) => r.op === 'regenerate'); i++) await sleep(20);
-    expect(
-      fx.emulator.requests.some((r) => r.op === 'regenerate'),
-      'the regenerate reached the service',
-    ).toBe(true);
+    await expect.poll(() => fx.emulator.requests.some((r) => r.op === 'regenerate'), { timeout: 60_000, interval: 20 }).toBe(true);
+    await alsoBreak?.();
     for (const folder of folders) {
       await mkdir(join(fx.dir, 'state', folder), { recursive: true });
       await rename(join(fx.dir, 'state', folder), join(fx.dir, 'state', `${folder}.aside`));
@@ -94,8 +94,7 @@ describe('the state disk fails while a regenerate is in flight', () => {
 
   it('journal and sink fail: the secret cannot be kept, and this run reports the orphan by its id', async () => {
     await dueToken('nowhere');
-    await writeFile(join(fx.dir, 'secrets'), 'a file where the sink folder should be');
-    const run = await runWhileBreaking(['journal']);
+    const run = await runWhileBreaking(['journal'], () => writeFile(join(fx.dir, 'secrets'), 'a file where the sink folder should be'));
     expect(run.code).toBe(1);
     const outcome = outcomeOf(run);
     expect(run.stderr).toMatch(new RegExp(`ORPHANED TOKEN: .*The orphan is token ${String(outcome.newId)} of 'nowhere'`));

@@ -86,9 +86,31 @@ describe('the vault sink in a rotation', () => {
     expect(world.destinations.secret('ingest-b')).toBe(stored()?.data?.token);
   });
 
-  it('Vault down keeps the secret staged and the other sink delivered; the next run finishes without regenerating', async () => {
+  it('Vault down from the start: nothing is regenerated, the sink named, the old token untouched', async () => {
     const { world, policy, process, stored } = setup();
     v.seal();
+    try {
+      const refused = await rotateToken(policy, process(), { lockWaitMs: 0 });
+      expect(refused).toMatchObject({
+        action: 'failed',
+        error: {
+          code: 'ERR_SINK',
+          message: expect.stringMatching(/not rotated, the old token is untouched: .*vault .*503 Vault is sealed/),
+        },
+      });
+      expect(world.service.regenerates).toEqual([]);
+    } finally {
+      v.unseal();
+    }
+    expect(stored()).toBeUndefined();
+    expect(await rotateToken(policy, process(), { lockWaitMs: 0 })).toMatchObject({ action: 'rotated' });
+    expect(world.service.regenerates).toHaveLength(1);
+  });
+
+  it('Vault going down after its preflight keeps the secret staged and the other sink delivered; the next run finishes without regenerating', async () => {
+    const { world, policy, process, stored } = setup();
+    // Sealed while the regenerate is in flight: after every sink proved it could take the write.
+    world.service.onRegenerate({ kind: 'answer', meanwhile: () => v.seal() });
     try {
       const failed = await rotateToken(policy, process(), { lockWaitMs: 0 });
       expect(failed).toMatchObject({ action: 'failed' });
@@ -109,16 +131,17 @@ describe('the vault sink in a rotation', () => {
     expect(stored()?.currentVersion).toBe(1);
   });
 
-  it('finds a secret changed behind its back and heals it with a new rotation', async () => {
+  it('finds a secret changed behind its back and heals it with the current secret, no new token', async () => {
     const { world, vault, policy, process, stored } = setup();
     await rotateToken(policy, process(), { lockWaitMs: 0 });
     expect(stored()?.currentVersion).toBe(1);
     v.kv.put({ path: vault.path }, { token: 'edited-by-hand' });
 
     const healed = await rotateToken(policy, process(), { lockWaitMs: 0 });
-    expect(healed).toMatchObject({ action: 'rotated', drift: [expect.objectContaining({ kind: 'foreign' })] });
-    const latest = world.service.committed().at(-1)!;
-    expect(stored()).toMatchObject({ currentVersion: 3, data: { token: world.service.token(latest.newId!)!.secret } });
-    expect(stored()?.customMetadata).toMatchObject({ 'token-id': latest.newId, 'data-version': '3' });
+    expect(healed).toMatchObject({ action: 'redelivered', drift: [expect.objectContaining({ kind: 'foreign' })] });
+    expect(world.service.regenerates).toHaveLength(1);
+    const current = world.service.committed().at(-1)!;
+    expect(stored()).toMatchObject({ currentVersion: 3, data: { token: world.service.token(current.newId!)!.secret } });
+    expect(stored()?.customMetadata).toMatchObject({ 'token-id': current.newId, 'data-version': '3' });
   });
 });

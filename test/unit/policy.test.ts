@@ -38,7 +38,7 @@ describe('parsePolicy', () => {
       overlapMs: 30 * 60_000,
       lifetimeMs: 30 * 86400_000,
       maxAgeMs: undefined,
-      onDrift: 'rotate',
+      onDrift: 'redeliver',
     });
     expect(ingest!.sinks[0]).toMatchObject({ type: 'file', path: '/etc/rotator/secrets/ingest.token', format: 'raw', mode: 0o600 });
     expect(dash!.settings.lifetimeMs).toBeNull();

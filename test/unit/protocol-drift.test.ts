@@ -7,7 +7,7 @@ import { DAY, openWorld } from '../fakes/fake-deps.js';
 import { MemoryStateStorage } from '../fakes/memory-state-backend.js';
 
 /** A name rotated once, settled: both sinks hold its current secret, and it is not due for weeks. */
-async function rotatedOnce(onDrift: 'rotate' | 'report' = 'rotate') {
+async function rotatedOnce(onDrift: 'redeliver' | 'rotate' | 'report' = 'rotate') {
   const world = openWorld();
   const token = world.token('ingest', { settings: { onDrift } });
   expect(await rotateToken(token.policy, world.process(), { lockWaitMs: 0 })).toMatchObject({ action: 'rotated' });
@@ -49,6 +49,35 @@ describe('drift: a sink that no longer holds the current secret', () => {
     expect(needsAttention(outcome), 'repaired drift needs nobody').toBe(false);
     expect(world.service.committed()).toHaveLength(2);
     await expectSettled(world, run.view, policy);
+  });
+
+  it.each(
+    named([
+      { case: 'a sink that lost its secret gets the held current secret again: no new token', damage: 'lose', kind: 'missing' },
+      { case: 'a sink holding another secret gets the held current secret again: no new token', damage: 'overwrite', kind: 'foreign' },
+    ] as const),
+  )('%s (onDrift: redeliver, the default)', async (_case, { damage, kind }) => {
+    const { world, policy, current } = await rotatedOnce('redeliver');
+    const secret = world.destinations.secret('ingest-a');
+    if (damage === 'lose') world.destinations.lose('ingest-b');
+    else world.destinations.put('ingest-b', 'xaat-someone-elses-secret');
+
+    const run = world.process();
+    const outcome = await rotateToken(policy, run, { lockWaitMs: 0 });
+    expect(outcome).toMatchObject({
+      action: 'redelivered',
+      check: 'sinkDrift',
+      oldId: current,
+      drift: [{ target: 'memory:ingest-b', sink: 'memory ingest-b', kind }],
+      // Only the sink that lacked it is written.
+      sinks: [{ sink: 'memory ingest-b', result: damage === 'lose' ? 'created' : 'updated' }],
+    });
+    expect(needsAttention(outcome)).toBe(false);
+    expect(world.service.committed(), 'no regenerate').toHaveLength(1);
+    expect(world.destinations.secret('ingest-b')).toBe(secret);
+    await expectSettled(world, run.view, policy);
+    // And the next check finds nothing to do.
+    expect(await rotateToken(policy, world.process(), { lockWaitMs: 0 })).toMatchObject({ action: 'skipped', check: 'notDue' });
   });
 
   it('with onDrift report, a lost sink is reported in the outcome and nothing is regenerated', async () => {
@@ -105,7 +134,7 @@ describe("a name's first run", () => {
     expect(await again.state.read('ingest')).toEqual(record);
   });
 
-  it('delivers to a sink that is still empty by rotating, the drift marked as initial', async () => {
+  it('delivers to a sink that is still empty the secret another sink holds, without rotating, the drift marked as initial', async () => {
     const world = openWorld();
     const { policy, secret } = world.token('ingest', { expiresInMs: 60 * DAY });
     world.destinations.put('ingest-a', secret);
@@ -113,10 +142,26 @@ describe("a name's first run", () => {
     const run = world.process();
     const outcome = await rotateToken(policy, run, { lockWaitMs: 0 });
     expect(outcome).toMatchObject({
-      action: 'rotated',
+      action: 'redelivered',
       check: 'sinkDrift',
       drift: [{ sink: 'memory ingest-b', kind: 'missing', initial: true }],
     });
+    expect(world.service.regenerates).toEqual([]);
+    const record = await expectSettled(world, run.view, policy);
+    expect(record.secret).toMatchObject({ how: 'adopted', value: { plain: secret } });
+  });
+
+  it('rotates a name whose sinks are all empty on first sight: no secret is known anywhere to deliver', async () => {
+    const world = openWorld();
+    const { policy } = world.token('ingest', { expiresInMs: 60 * DAY });
+    const run = world.process();
+    const outcome = await rotateToken(policy, run, { lockWaitMs: 0 });
+    expect(outcome).toMatchObject({
+      action: 'rotated',
+      check: 'sinkDrift',
+      reason: expect.stringContaining('the current secret is unknown'),
+    });
+    expect(world.service.regenerates).toHaveLength(1);
     await expectSettled(world, run.view, policy);
   });
 

@@ -147,9 +147,11 @@ describe('fencing: a process stopped long enough to lose its lock', () => {
     expect(await settled.journal.read('ingest'), 'no stale entry brought back').toBeUndefined();
     expect(world.service.works(world.destinations.secret('ingest-b')), 'the sink it had not reached yet was left alone').toBe(true);
 
+    // Repaired with the current secret the state holds: no new token.
+    const regenerates = world.service.regenerates.length;
     const repair = await rotateToken(policy, settled, { lockWaitMs: 0 });
-    expect(repair).toMatchObject({ action: 'rotated', check: 'sinkDrift', drift: [expect.objectContaining({ kind: 'foreign' })] });
-    const repaired = world.service.committed(current)[0]!.newId!;
-    await expectSettled(world, world.process().view, policy, repaired);
+    expect(repair).toMatchObject({ action: 'redelivered', check: 'sinkDrift', drift: [expect.objectContaining({ kind: 'foreign' })] });
+    expect(world.service.regenerates).toHaveLength(regenerates);
+    await expectSettled(world, world.process().view, policy, current);
   });
 });

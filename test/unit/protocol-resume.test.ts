@@ -51,12 +51,15 @@ describe('an interrupted rotation whose secret is staged', () => {
     const wrongKey = world.process({ stateKey: newStateKey() });
     expect(await rotateToken(policy, wrongKey, { lockWaitMs: 0 })).toMatchObject({
       action: 'failed',
-      error: { code: 'ERR_STATE', message: expect.stringMatching(/cannot be opened with this ROTATOR_STATE_KEY/) },
+      error: {
+        code: 'ERR_STATE_KEY',
+        message: expect.stringMatching(/cannot be opened with ROTATOR_STATE_KEY or ROTATOR_STATE_KEY_PREVIOUS/),
+      },
     });
     const noKey = world.process();
     expect(await rotateToken(policy, noKey, { lockWaitMs: 0 })).toMatchObject({
       action: 'failed',
-      error: { code: 'ERR_STATE', message: expect.stringMatching(/holds a sealed secret; set ROTATOR_STATE_KEY/) },
+      error: { code: 'ERR_STATE_KEY', message: expect.stringMatching(/holds a sealed secret; set ROTATOR_STATE_KEY/) },
     });
     expect(world.storage.readRaw('journal', 'ingest')).toBe(stored);
     expect(world.destinations.writes).toEqual([]);

@@ -23,6 +23,34 @@ describe('verification before commit', () => {
     await expectSettled(world, run.view, policy);
   });
 
+  it.each([
+    ['a service that caps the lifetime', (asked: Date) => new Date(asked.getTime() - 20 * 24 * 3600_000)],
+    ['a new token that never expires though an expiry was asked', () => null],
+  ])('%s: committed with a warning, not kept staged; a resumed rotation commits on the same rules', async (_what, expiry) => {
+    const world = openWorld();
+    const { policy } = world.token('ingest');
+    world.service.onRegenerate({
+      kind: 'answer',
+      meanwhile: () => {
+        const minted = world.service.token(world.service.regenerates.at(-1)!.newId!)!;
+        minted.expiresAt = expiry(minted.expiresAt!);
+      },
+    });
+    // Crashed once staged: the next run resumes, verifies and commits.
+    await rotateToken(policy, world.process({ crashAt: { step: 'staged' }, lockOnCrash: 'released' }), { lockWaitMs: 0 }).catch(
+      () => undefined,
+    );
+    const outcome = await rotateToken(policy, world.process(), { lockWaitMs: 0 });
+    expect(world.service.regenerates).toHaveLength(1);
+    expect(outcome).toMatchObject({
+      action: 'rotated',
+      check: 'resumed',
+      verification: { result: 'passed', warnings: [expect.stringMatching(/never expires, but|not .* as asked/)] },
+    });
+    expect(world.logs.text()).toMatch(/"step":"verify".*(never expires, but|as asked)/);
+    await expectSettled(world, world.process().view, policy);
+  });
+
   it('a sink that stores something else is caught by read-back: nothing committed, the secret staged, exit as a failure', async () => {
     const world = openWorld();
     const { policy, id } = world.token('ingest');

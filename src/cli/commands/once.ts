@@ -1,5 +1,6 @@
 import { systemClock } from '../../clock.js';
 import { openRotationDeps, warnAboutUnsafeSettings } from '../../compose/rotation-deps.js';
+import { StateKeyError } from '../../errors.js';
 import { createLogger } from '../../log/logger.js';
 import { createNotifier } from '../../notify/notifier.js';
 import { needsAttention } from '../../rotation/outcome.js';
@@ -54,6 +55,7 @@ export async function onceCommand(options: GlobalOptions & { json?: boolean }, i
   logger.info(
     {
       rotated: outcomes.filter((o) => o.action === 'rotated').length,
+      redelivered: outcomes.filter((o) => o.action === 'redelivered').length,
       reloadsFailed: outcomes.flatMap((o) =>
         (o.reloads ?? []).filter((r) => r.result === 'failed').map((r) => ({ name: o.name, target: r.target })),
       ),
@@ -71,5 +73,7 @@ export async function onceCommand(options: GlobalOptions & { json?: boolean }, i
   const stopped = exitCodeForStop(shutdown.reason);
   if (stopped !== undefined) return stopped;
   if (sharedFailure) return EXIT.dependency;
+  // No key of this run opens what the state holds: the configuration is wrong, nothing was rotated for it.
+  if (outcomes.some((o) => o.error?.code === StateKeyError.code)) return EXIT.usage;
   return outcomes.some(needsAttention) ? EXIT.failed : EXIT.ok;
 }

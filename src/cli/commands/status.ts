@@ -79,7 +79,7 @@ export async function statusCommand(options: GlobalOptions & { json?: boolean },
           const [record, entry, snapshot] = await Promise.all([
             backend.state.read(token.name),
             backend.journal.read(token.name),
-            snapshotSinks(token, { sinks, stateKey: settings.stateKey }),
+            snapshotSinks(token, { sinks, stateKey: settings.stateKey, previousStateKeys: settings.previousStateKeys }),
           ]);
           const { drift } = assessSinks(snapshot.readings, record?.sinks);
           return { status: tokenStatus(token, record, entry, now, sinks, drift), known: expiryKnown(record) };

@@ -24,7 +24,7 @@ export function planItem(entry: PlanEntry, lookup: SinkLookup): PlanItem {
   const due = entry.action === 'skip' ? { dueAt: entry.dueAt } : entry.dueAt ? { dueAt: entry.dueAt } : {};
   return {
     name: entry.name,
-    action: entry.action === 'rotate' ? 'rotate' : entry.action === 'skip' ? 'skip' : 'none',
+    action: entry.action === 'error' ? 'none' : entry.action,
     result: failed ? 'failed' : 'ok',
     reason: entry.reason,
     id: entry.id === '-' ? null : entry.id,
@@ -39,6 +39,7 @@ export interface PlanSummary {
   total: number;
   rotate: number;
   skip: number;
+  redeliver: number;
   failed: number;
 }
 
@@ -47,6 +48,7 @@ export function planSummary(items: PlanItem[]): PlanSummary {
     total: items.length,
     rotate: items.filter((i) => i.action === 'rotate').length,
     skip: items.filter((i) => i.action === 'skip').length,
+    redeliver: items.filter((i) => i.action === 'redeliver').length,
     failed: items.filter((i) => i.result === 'failed').length,
   };
 }

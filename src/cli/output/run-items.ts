@@ -8,7 +8,7 @@ import { type Expiry, expiryOf } from './expiry.js';
 import type { SinkLookup, SinkRef } from './sink-ref.js';
 
 /** What a token's line in `plan`, `once` and `rotate` says was (or would be) done: the same words in all three. */
-export type ItemAction = 'rotate' | 'skip' | 'none';
+export type ItemAction = 'rotate' | 'redeliver' | 'skip' | 'none';
 
 export interface SinkItem extends SinkRef {
   result: WriteResult | 'failed';
@@ -25,7 +25,11 @@ export interface ItemError {
 /** One token of `once` or `rotate`. */
 export type RunItem = {
   name: string;
-  /** `rotate`: a new token was made; `skip`: not due; `none`: nothing was done (the check failed, or a stop came first). */
+  /**
+   * `rotate`: a new token was made; `redeliver`: no new token, the held current secret was given
+   * again to sinks that lacked it; `skip`: not due; `none`: nothing was done (the check failed, or a
+   * stop came first).
+   */
   action: ItemAction;
   /** `ok`, `failed` (see error), or `interrupted` (a stop came: not a failure, the next run takes it up). */
   result: 'ok' | 'failed' | 'interrupted';
@@ -60,7 +64,13 @@ function resultOf(outcome: TokenOutcome): RunItem['result'] {
 
 export function runItem(outcome: TokenOutcome, lookup: SinkLookup): RunItem {
   const result = resultOf(outcome);
-  const action: ItemAction = outcome.newId ? 'rotate' : outcome.action === 'skipped' ? 'skip' : 'none';
+  const action: ItemAction = outcome.newId
+    ? 'rotate'
+    : outcome.action === 'skipped'
+      ? 'skip'
+      : outcome.action === 'redelivered' || (outcome.action === 'failed' && outcome.check === 'sinkDrift' && outcome.sinks.length > 0)
+        ? 'redeliver'
+        : 'none';
   // A line that failed or stopped before a token was retrieved knows no expiry: null there is not "never".
   const known = outcome.oldId !== '-' && (result === 'ok' || outcome.newId !== undefined || outcome.expiresAt !== null);
   return {
@@ -95,6 +105,7 @@ export interface RunSummary {
   total: number;
   rotated: number;
   skipped: number;
+  redelivered: number;
   failed: number;
   interrupted: number;
   needsAttention: number;
@@ -105,6 +116,7 @@ export function runSummary(items: RunItem[]): RunSummary {
     total: items.length,
     rotated: items.filter((i) => i.action === 'rotate' && i.result === 'ok').length,
     skipped: items.filter((i) => i.action === 'skip' && i.result === 'ok').length,
+    redelivered: items.filter((i) => i.action === 'redeliver' && i.result === 'ok').length,
     failed: items.filter((i) => i.result === 'failed').length,
     interrupted: items.filter((i) => i.result === 'interrupted').length,
     needsAttention: items.filter((i) => i.needsAttention).length,
