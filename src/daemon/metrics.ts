@@ -29,7 +29,14 @@ export type CheckResult = (typeof CHECK_RESULTS)[number];
 /** Rotations begun (a regenerate sent, or an unfinished one taken up), by how they ended. */
 export const ROTATION_RESULTS = valuesOf({ success: true, failure: true, interrupted: true });
 const SINK_WRITE_RESULTS = valuesOf<WriteResult | 'failed'>({ created: true, updated: true, unchanged: true, failed: true });
-const DRIFT_KINDS = valuesOf<DriftFinding['kind']>({ missing: true, foreign: true, new: true, unreadable: true, unowned: true });
+const DRIFT_KINDS = valuesOf<DriftFinding['kind']>({
+  missing: true,
+  foreign: true,
+  new: true,
+  unreadable: true,
+  unowned: true,
+  unmarked: true,
+});
 const VERIFICATION_RESULTS = valuesOf<VerificationOutcome['result']>({ passed: true, failed: true, skipped: true });
 const RELOAD_RESULTS = valuesOf<ReloadOutcome['result']>({ restarted: true, notified: true, skipped: true, failed: true });
 
@@ -136,7 +143,7 @@ export function createMetrics(build: { version: string; node: string } = { versi
   });
   const driftFound = new Counter({
     name: 'token_rotator_sink_drift_detected_total',
-    help: 'Checks that found a sink not holding the current secret (missing, foreign, new, unreadable, unowned), repaired or not.',
+    help: 'Checks that found a sink not holding the current secret (missing, foreign, new, unreadable, unowned, unmarked), repaired or not.',
     labelNames: ['token', 'sink', 'kind'],
     registers,
   });

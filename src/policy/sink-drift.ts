@@ -6,7 +6,17 @@ export type SinkReading =
    * key and unkeyed (a record written before a key change still matches). Empty: there is content,
    * but no secret this sink's format can find in it.
    */
-  | { target: string; sink: string; state: 'present'; fingerprints: readonly string[] }
+  | {
+      target: string;
+      sink: string;
+      state: 'present';
+      fingerprints: readonly string[];
+      /**
+       * Read as another writer's (its marker gone: edited by hand), but the state records this name
+       * delivering there, so it is ours: why the marker is missing. Drift until written again.
+       */
+      markerLost?: string;
+    }
   | { target: string; sink: string; state: 'unreadable'; error: string }
   /** A write-only destination: what it holds cannot be known, only whether it was ever delivered to. */
   | { target: string; sink: string; state: 'unchecked' }
@@ -22,17 +32,20 @@ export interface SinkRecord {
 
 /**
  * A sink that does not hold the current secret: `missing`, holding something else (`foreign`),
- * `new` in the policy (nothing was ever delivered to it), `unreadable` (it could not be checked), or
- * `unowned` (another writer's, which the sink refuses to replace). Rotating would not help the last
- * two, so they are reported, never acted on.
+ * `new` in the policy (nothing was ever delivered to it), `unmarked` (ours by the state's record,
+ * but its ownership marker is gone: edited outside token-rotator), `unreadable` (it could not be
+ * checked), or `unowned` (another writer's, which the sink refuses to replace). Delivering would not
+ * help the last two, so they are reported, never acted on.
  */
 export interface DriftFinding {
   target: string;
   sink: string;
-  kind: 'missing' | 'foreign' | 'new' | 'unreadable' | 'unowned';
+  kind: 'missing' | 'foreign' | 'new' | 'unreadable' | 'unowned' | 'unmarked';
   detail?: string;
   /** Found before anything was delivered to the name (no record yet): its first delivery, not news. */
   initial?: true;
+  /** `unmarked` only: it still holds the current secret, so writing it restores the marker and changes no consumer's value. */
+  holdsCurrent?: true;
 }
 
 export interface SinkAssessment {
@@ -79,6 +92,9 @@ export function assessSinks(
       drift.push({ target, sink, kind: 'unowned', detail: reading.reason });
     } else if (reading.state === 'missing') {
       drift.push({ target, sink, kind: 'missing', ...initial });
+    } else if (reading.markerLost !== undefined) {
+      const same = held !== undefined && reading.fingerprints[0] === held.fingerprints[0];
+      drift.push({ target, sink, kind: 'unmarked', detail: reading.markerLost, ...(same ? { holdsCurrent: true as const } : {}) });
     } else if (reading.fingerprints.length === 0) {
       drift.push({ target, sink, kind: 'foreign', detail: 'it holds no secret in its format', ...initial });
     } else if (held) {
@@ -114,5 +130,7 @@ export function describeDrift(finding: DriftFinding): string {
       return `${finding.sink} cannot be read${finding.detail ? `: ${finding.detail}` : ''}`;
     case 'unowned':
       return `${finding.sink} ${finding.detail ?? 'is not managed by token-rotator'}`;
+    case 'unmarked':
+      return `${finding.sink} has lost its token-rotator marker${finding.detail ? ` (${finding.detail})` : ''}: edited outside token-rotator? It is ours by the state's record, so it is written again and marked`;
   }
 }

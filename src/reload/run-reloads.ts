@@ -16,7 +16,7 @@ export interface RotatedItem {
  */
 export function rotatedToken(outcome: TokenOutcome): RotatedToken | undefined {
   if (outcome.action === 'redelivered' && outcome.rotationId && outcome.rotatedAt) {
-    if (!outcome.sinks.some((s) => s.result === 'created' || s.result === 'updated')) return undefined;
+    if (!outcome.sinks.some((s) => (s.result === 'created' || s.result === 'updated') && !s.markerOnly)) return undefined;
     return {
       name: outcome.name,
       id: outcome.oldId,

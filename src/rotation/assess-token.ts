@@ -5,8 +5,10 @@ import { decide, type Decision } from '../policy/decide.js';
 import { fingerprintsOf } from '../policy/fingerprint.js';
 import { assessSinks, type SinkAssessment, type SinkReading } from '../policy/sink-drift.js';
 import type { Secret } from '../secret.js';
+import { claimed } from '../sinks/ownership.js';
 import type { StoredTokenMeta } from '../sinks/sink.js';
 import { historyOf, type LineageResolution, recoveredLineage, resolveLineage } from '../state/lineage.js';
+import type { StateRecord } from '../state/state-record.js';
 import { type CurrentSecret, currentSecretFor, heldSecretOf } from './current-secret.js';
 import { type RotationDeps, stateKeysOf } from './deps.js';
 import { errorSummary } from './outcome.js';
@@ -56,6 +58,41 @@ export async function snapshotSinks(policy: TokenPolicy, deps: ReadDeps, signal?
     }),
   );
   return { readings, metas, contents };
+}
+
+/**
+ * Sinks read as another writer's (no marker of ours) that the record says this name delivered to
+ * are ours all the same: read again as ours, and marked so the check repairs them (writing them
+ * restores the marker). A destination never delivered to still needs its marker, or `adopt`.
+ */
+export async function reclaimRecorded(
+  policy: TokenPolicy,
+  deps: ReadDeps,
+  snapshot: SinkSnapshot,
+  record: StateRecord | undefined,
+  signal?: AbortSignal,
+): Promise<SinkSnapshot> {
+  const recorded = record?.sinks;
+  if (!recorded || !snapshot.readings.some((r) => r.state === 'unowned' && recorded[r.target] !== undefined)) return snapshot;
+  const contents = new Map(snapshot.contents);
+  const keys = stateKeysOf(deps);
+  const readings = await Promise.all(
+    snapshot.readings.map(async (reading, index): Promise<SinkReading> => {
+      if (reading.state !== 'unowned' || recorded[reading.target] === undefined) return reading;
+      const { target, sink } = reading;
+      const markerLost = reading.reason.replace(/; set adopt: true.*$/, '');
+      try {
+        const content = await deps.sinks.read(claimed(policy.sinks[index]!), { signal });
+        if (!content) return { target, sink, state: 'missing' };
+        if (content.secret) contents.set(target, content.secret);
+        return { target, sink, state: 'present', fingerprints: content.secret ? fingerprintsOf(content.secret, keys) : [], markerLost };
+      } catch (error) {
+        if ((error as Error)?.name === 'AbortError') throw error;
+        return { target, sink, state: 'unreadable', error: errorSummary(error).message };
+      }
+    }),
+  );
+  return { ...snapshot, readings, contents };
 }
 
 /**
@@ -115,7 +152,8 @@ export async function assessToken(
   deps: Pick<RotationDeps, 'api' | 'state' | 'clock' | 'sinks' | 'stateKey' | 'previousStateKeys'>,
   options: { signal?: AbortSignal } = {},
 ): Promise<Assessment> {
-  const [existing, snapshot] = await Promise.all([deps.state.read(policy.name), snapshotSinks(policy, deps, options.signal)]);
+  const [existing, read] = await Promise.all([deps.state.read(policy.name), snapshotSinks(policy, deps, options.signal)]);
+  const snapshot = await reclaimRecorded(policy, deps, read, existing, options.signal);
   const lineage = lineageFor(policy, existing, snapshot, deps.clock.now());
   const token = await deps.api.retrieve(lineage.record.currentId, options);
   return { lineage, token, ...decideFor(policy, lineage, token, snapshot, deps, deps.clock.now()) };

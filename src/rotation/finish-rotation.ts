@@ -9,6 +9,7 @@ import type { RotationContext } from './context.js';
 import { storedCurrentSecret } from './current-secret.js';
 import { SimulatedCrash, stateKeysOf } from './deps.js';
 import { errorSummary, type SinkOutcome, type VerificationOutcome } from './outcome.js';
+import { asRecorded } from './recorded-destinations.js';
 import { sealContext } from './seal-context.js';
 import { verifyRotation } from './verify-rotation.js';
 
@@ -47,6 +48,8 @@ export async function deliverStaged(
   entry: StagedEntry,
   secret: Secret,
   journal: 'durable' | 'unavailable' = 'durable',
+  /** The record before this rotation: a destination it says this name delivered to is ours, marker or not. */
+  record?: StateRecord,
 ): Promise<DeliveryResult> {
   const { deps, policy, log } = ctx;
   const { staged } = entry;
@@ -70,7 +73,7 @@ export async function deliverStaged(
     try {
       // A holder stopped long enough to lose the name must not write over what the new holder delivers.
       await ctx.lock.assertHeld();
-      const result = await deps.sinks.write(config, secret, meta, { signal: ctx.signal });
+      const result = await deps.sinks.write(asRecorded(config, deps, record), secret, meta, { signal: ctx.signal });
       deps.failpoint?.('written');
       delivered.add(target);
       if (journal === 'durable') {
@@ -129,7 +132,7 @@ export async function finishRotation(
   options: { skipVerify?: boolean } = {},
 ): Promise<DeliveryResult> {
   const value = secret ?? unseal(ctx, entry);
-  const result = await deliverStaged(ctx, entry, value);
+  const result = await deliverStaged(ctx, entry, value, 'durable', record);
   if (result.pending.length > 0) return result;
   const verification = await verifyStaged(ctx, { ...entry, delivered: result.delivered }, value, options.skipVerify === true);
   if (verification.result === 'failed') return { ...result, verification };

@@ -11,6 +11,8 @@ export interface SinkOutcome {
   sink: string;
   result: WriteResult | 'failed';
   error?: string;
+  /** Written only to restore its ownership marker: it held the current secret, so no consumer's value changed. */
+  markerOnly?: true;
 }
 
 /**

@@ -1,6 +1,8 @@
 import { SinkError } from '../errors.js';
+import type { StateRecord } from '../state/state-record.js';
 import type { RotationContext } from './context.js';
 import { errorSummary } from './outcome.js';
+import { asRecorded } from './recorded-destinations.js';
 
 /**
  * Step 2, before any regenerate: every sink of the name proves, without changing anything, that it
@@ -8,12 +10,12 @@ import { errorSummary } from './outcome.js';
  * no sink can take would only cut the old token's life to the overlap while the apps keep it; so a
  * sink that cannot stops the rotation here, with the old token untouched.
  */
-export async function preflightSinks(ctx: RotationContext): Promise<void> {
+export async function preflightSinks(ctx: RotationContext, record: StateRecord | undefined): Promise<void> {
   const { deps, policy, log } = ctx;
   const results = await Promise.all(
     policy.sinks.map(async (config) => {
       try {
-        await deps.sinks.preflight(config, { signal: ctx.signal });
+        await deps.sinks.preflight(asRecorded(config, deps, record), { signal: ctx.signal });
         return undefined;
       } catch (error) {
         if ((error as Error)?.name === 'AbortError') throw error;

@@ -9,6 +9,7 @@ import type { CurrentSecret } from './current-secret.js';
 import { storedCurrentSecret } from './current-secret.js';
 import { stateKeysOf } from './deps.js';
 import { errorSummary, iso, type SinkOutcome, type TokenOutcome } from './outcome.js';
+import { asRecorded } from './recorded-destinations.js';
 
 /**
  * Repairs drift without a new token: every sink that lacks the current secret (missing, holding
@@ -28,6 +29,7 @@ export async function redeliver(
 ): Promise<TokenOutcome> {
   const { deps, policy, log } = ctx;
   const lacking = new Set(repairable(drift).map((d) => d.target));
+  const markerOnly = new Set(drift.filter((d) => d.holdsCurrent).map((d) => d.target));
   const meta = {
     name: policy.name,
     id: token.id,
@@ -49,8 +51,8 @@ export async function redeliver(
     const sink = deps.sinks.describe(config);
     try {
       await ctx.lock.assertHeld();
-      const result = await deps.sinks.write(config, current.secret, meta, { signal: ctx.signal });
-      sinks.push({ sink, result });
+      const result = await deps.sinks.write(asRecorded(config, deps, record), current.secret, meta, { signal: ctx.signal });
+      sinks.push({ sink, result, ...(markerOnly.has(target) ? { markerOnly: true as const } : {}) });
       given.push({ target, fingerprint });
       log.info({ step: 'redelivered', id: token.id, sink, result }, 'redelivered');
     } catch (error) {

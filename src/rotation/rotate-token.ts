@@ -20,7 +20,7 @@ import { describeDrift } from '../policy/sink-drift.js';
 import { rotationIdOf, type StagedEntry } from '../state/journal-entry.js';
 import { resolveLineage, withAdoptedSinks } from '../state/lineage.js';
 import type { LockHolder } from '../state/name-locks.js';
-import { assessToken, decideFor, lineageFor, snapshotSinks } from './assess-token.js';
+import { assessToken, decideFor, lineageFor, reclaimRecorded, snapshotSinks } from './assess-token.js';
 import type { RotationContext } from './context.js';
 import { storedCurrentSecret } from './current-secret.js';
 import { type RotationDeps, SimulatedCrash, stateKeysOf } from './deps.js';
@@ -264,11 +264,12 @@ async function recordAttempt(ctx: RotationContext, outcome: TokenOutcome): Promi
 async function rotateLocked(ctx: RotationContext, options: RotateOptions): Promise<TokenOutcome> {
   const { deps, policy, log } = ctx;
   await deps.journal.removeLeftovers(policy.name);
-  const [existing, snapshot, unfinished] = await Promise.all([
+  const [existing, read, unfinished] = await Promise.all([
     deps.state.read(policy.name),
     snapshotSinks(policy, deps, ctx.signal),
     deps.journal.read(policy.name),
   ]);
+  const snapshot = await reclaimRecorded(policy, deps, read, existing, ctx.signal);
   let entry = unfinished;
   // An unfinished rotation may have written some sinks already: what they say is not yet the
   // truth of the state, so with a journal entry the lineage is never recovered from them.
@@ -409,7 +410,7 @@ async function rotateLocked(ctx: RotationContext, options: RotateOptions): Promi
   }
 
   // Step 2: no new token unless every sink can take it.
-  await preflightSinks(ctx);
+  await preflightSinks(ctx, record);
   const overlapMs = options.force?.overlapMs ?? policy.settings.overlapMs;
   const regenerated = await regenerateJournalled(ctx, { token, reason, overlapMs });
   let outcome: TokenOutcome;

@@ -34,7 +34,7 @@ export async function deliverUnjournalled(
   let result;
   try {
     // Never given up at a stop's deadline: this secret exists nowhere but in memory.
-    result = await deliverStaged({ ...ctx, signal: undefined }, entry, secret, 'unavailable');
+    result = await deliverStaged({ ...ctx, signal: undefined }, entry, secret, 'unavailable', record);
   } catch (error) {
     // The name's new holder owns every sink now: this secret, journalled nowhere, is lost.
     if (error instanceof LockLostError)

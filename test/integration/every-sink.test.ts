@@ -1,9 +1,16 @@
+import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 
+import { SecretsManagerClient, UntagResourceCommand } from '@aws-sdk/client-secrets-manager';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { childProcessAwsEnvironment } from '../doubles/aws-secrets-manager/aws-environment.js';
+import {
+  childProcessAwsEnvironment,
+  setAwsEnvironment,
+  staticCredentialsEnvironment,
+} from '../doubles/aws-secrets-manager/aws-environment.js';
 import { type SecretsManagerDouble, startSecretsManagerDouble } from '../doubles/aws-secrets-manager/start-secrets-manager-double.js';
 import { clientSecretEnv } from '../doubles/azure-key-vault/in-process.js';
 import { type AzureKeyVaultDouble, startAzureKeyVaultDouble } from '../doubles/azure-key-vault/start-azure-key-vault-double.js';
@@ -76,6 +83,7 @@ afterAll(async () => {
 });
 
 let tokens = 0;
+const run = promisify(execFile);
 
 describe('one token, every sink: a file, a Kubernetes Secret, four secret managers and a program', () => {
   const fx = useCliFixture();
@@ -225,6 +233,77 @@ describe('one token, every sink: a file, a Kubernetes Secret, four secret manage
     // Vault and Azure had the hand-made version too; AWS and GCP were not touched.
     expect(t.versions()).toEqual({ vault: 3, aws: 1, gcp: 1, azure: 3 });
     expect(t.regenerates()).toBe(1);
+  }, 120_000);
+
+  it('a hand edit that drops our marker is drift to repair: the held secret is written again and the marker restored, with no regenerate', async () => {
+    const t = await setUp();
+    const first = await cli(['once', '--json']);
+    expect(first.code, first.stderr).toBe(0);
+    const rotated = outcomeOf(first);
+    const delivered = (await t.held()).file!;
+
+    // `az keyvault secret set`: a new latest version, without our tags.
+    azure.plant(t.names.azure, { value: 'edited-by-hand' });
+    // `kubectl delete secret` and `kubectl create secret generic … --from-literal`: no labels.
+    await run('kubectl', ['--kubeconfig', k.kubeconfig, 'delete', 'secret', t.names.k8s, '-n', 'apps']);
+    await run('kubectl', [
+      '--kubeconfig',
+      k.kubeconfig,
+      'create',
+      'secret',
+      'generic',
+      t.names.k8s,
+      '-n',
+      'apps',
+      `--from-literal=token=${delivered}`,
+    ]);
+    // `vault kv metadata put -custom-metadata=owner=platform`: replaces all custom metadata.
+    vault.kv.setMetadata({ path: t.names.vault }, { customMetadata: { owner: 'platform' } });
+    // `aws secretsmanager untag-resource`, through the AWS SDK.
+    const restore = setAwsEnvironment(staticCredentialsEnvironment(aws));
+    try {
+      const sdk = new SecretsManagerClient({ logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {} } });
+      await sdk.send(new UntagResourceCommand({ SecretId: t.names.aws, TagKeys: Object.keys(aws.snapshot(t.names.aws)!.tags) }));
+      sdk.destroy();
+    } finally {
+      restore();
+    }
+    expect(t.markers()).toEqual({
+      'kubernetes-secret': undefined,
+      vault: undefined,
+      aws: undefined,
+      gcp: 'token-rotator',
+      azure: undefined,
+    });
+
+    const repaired = await cli(['once', '--json']);
+    expect(repaired.code, repaired.stderr).toBe(0);
+    const outcome = itemsOf(repaired.stdout)[0] as { action: string; drift: Array<{ description: string; kind: string }> };
+    expect(outcome.action).toBe('redeliver');
+    expect(outcome.drift.map((d) => d.kind).sort()).toEqual(['unmarked', 'unmarked', 'unmarked', 'unmarked']);
+    expect(repaired.stderr).toMatch(/lost its token-rotator marker.*edited outside token-rotator\?/);
+    expect(t.regenerates()).toBe(1);
+    await expectEverywhere(await t.held(), rotated.newId);
+    expect(t.markers()).toEqual({
+      'kubernetes-secret': 'token-rotator',
+      vault: 'token-rotator',
+      aws: 'token-rotator',
+      gcp: 'token-rotator',
+      azure: 'token-rotator',
+    });
+    const again = await cli(['once', '--json']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(outcomeOf(again).action).toBe('skip');
+  }, 120_000);
+
+  it('a destination never delivered to, without our marker, is still refused: no regenerate, the sink named', async () => {
+    const t = await setUp();
+    azure.plant(t.names.azure, { value: 'someone-elses' });
+    const refused = await cli(['once', '--json']);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toMatch(/azure-key-vault .*not managed by token-rotator/);
+    expect(t.regenerates()).toBe(0);
+    expect(azure.versions(t.names.azure).map((v) => v.value)).toEqual(['someone-elses']);
   }, 120_000);
 
   it('killed between any two sink writes, or after a write before its mark, resumes without a second regenerate or version', async () => {

@@ -4,7 +4,7 @@ import { formatDuration } from '../../common/duration.js';
 import { referenceReader } from '../../common/reference.js';
 import { createLogger } from '../../log/logger.js';
 import { assessSinks } from '../../policy/sink-drift.js';
-import { snapshotSinks } from '../../rotation/assess-token.js';
+import { reclaimRecorded, snapshotSinks } from '../../rotation/assess-token.js';
 import { findStrayEntries } from '../../rotation/stray-entries.js';
 import { strayStatus, type TokenStatus, tokenStatus, unreadableStatus } from '../../rotation/token-status.js';
 import { sinkTypesByName } from '../../sinks/registry.js';
@@ -76,11 +76,13 @@ export async function statusCommand(options: GlobalOptions & { json?: boolean },
     const rows = await Promise.all(
       policy.tokens.map(async (token) => {
         try {
-          const [record, entry, snapshot] = await Promise.all([
+          const keys = { sinks, stateKey: settings.stateKey, previousStateKeys: settings.previousStateKeys };
+          const [record, entry, read] = await Promise.all([
             backend.state.read(token.name),
             backend.journal.read(token.name),
-            snapshotSinks(token, { sinks, stateKey: settings.stateKey, previousStateKeys: settings.previousStateKeys }),
+            snapshotSinks(token, keys),
           ]);
+          const snapshot = await reclaimRecorded(token, keys, read, record);
           const { drift } = assessSinks(snapshot.readings, record?.sinks);
           return { status: tokenStatus(token, record, entry, now, sinks, drift), known: expiryKnown(record) };
         } catch (error) {

@@ -40,5 +40,7 @@ export function describeDriftItem(d: DriftItem): string {
       return named ? detail : `${d.description} cannot be read${detail ? `: ${detail}` : ''}`;
     case 'unowned':
       return `${d.description} ${detail || 'is not managed by token-rotator'}`;
+    case 'unmarked':
+      return `${d.description} has lost its token-rotator marker${detail ? ` (${detail})` : ''}: edited outside token-rotator?`;
   }
 }
