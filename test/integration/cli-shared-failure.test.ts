@@ -1,21 +1,13 @@
-import { createServer } from 'node:net';
-
 import { describe, expect, it } from 'vitest';
 
 import { runCli, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
+import { freePort } from '../helpers/free-port.js';
 import { itemsOf } from '../helpers/output-items.js';
 
 const DAY = 24 * 3600_000;
 
-/** A loopback port nothing listens on: taken, then let go. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as { port: number };
-  await new Promise((done) => server.close(done));
-  return port;
-}
+const closedPort = freePort;
 
 describe('a failure every token shares is said once, with what to check, and exit 3', () => {
   const fx = useCliFixture();

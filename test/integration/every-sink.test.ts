@@ -83,6 +83,14 @@ afterAll(async () => {
 });
 
 let tokens = 0;
+/** Every marker-carrying sink says token-rotator manages it. */
+const ALL_MARKED = {
+  'kubernetes-secret': 'token-rotator',
+  vault: 'token-rotator',
+  aws: 'token-rotator',
+  gcp: 'token-rotator',
+  azure: 'token-rotator',
+};
 const run = promisify(execFile);
 
 describe('one token, every sink: a file, a Kubernetes Secret, four secret managers and a program', () => {
@@ -196,13 +204,7 @@ describe('one token, every sink: a file, a Kubernetes Secret, four secret manage
     expect(rotated.action).toBe('rotate');
     expect(rotated.sinks).toHaveLength(SINKS.length);
     await expectEverywhere(await t.held(), rotated.newId);
-    expect(t.markers()).toEqual({
-      'kubernetes-secret': 'token-rotator',
-      vault: 'token-rotator',
-      aws: 'token-rotator',
-      gcp: 'token-rotator',
-      azure: 'token-rotator',
-    });
+    expect(t.markers()).toEqual(ALL_MARKED);
     expect(t.versions()).toEqual({ vault: 1, aws: 1, gcp: 1, azure: 1 });
 
     const second = await cli(['once', '--json']);
@@ -284,13 +286,7 @@ describe('one token, every sink: a file, a Kubernetes Secret, four secret manage
     expect(repaired.stderr).toMatch(/lost its token-rotator marker.*edited outside token-rotator\?/);
     expect(t.regenerates()).toBe(1);
     await expectEverywhere(await t.held(), rotated.newId);
-    expect(t.markers()).toEqual({
-      'kubernetes-secret': 'token-rotator',
-      vault: 'token-rotator',
-      aws: 'token-rotator',
-      gcp: 'token-rotator',
-      azure: 'token-rotator',
-    });
+    expect(t.markers()).toEqual(ALL_MARKED);
     const again = await cli(['once', '--json']);
     expect(again.code, again.stderr).toBe(0);
     expect(outcomeOf(again).action).toBe('skip');

@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 
+import { freePort } from '../helpers/free-port.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -21,15 +22,6 @@ async function section(): Promise<{ text: string; blocks: string[] }> {
 const COMMON_PORTS = [
   80, 443, 1080, 3000, 3001, 4200, 5000, 5173, 5432, 6379, 8000, 8008, 8080, 8081, 8443, 8888, 9000, 9090, 9093, 9100, 9200, 9464,
 ];
-
-/** A port nothing listens on now: the OS's pick for port 0, let go again. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /**
  * The session with the README's ports replaced by free ones: a README session (or anything else)
