@@ -8,7 +8,7 @@ const MiB = 1024 * 1024;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The young generation's capacity (both semi-spaces) as the daemon reports it, once it has checked. */
-async function newSpaceAfterFirstCheck(url: string, timeoutMs = 15_000): Promise<number> {
+async function newSpaceAfterFirstCheck(url: string, timeoutMs = 25_000): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const text = await fetch(`${url}/metrics`)

@@ -1,15 +1,17 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 
 import { readStateFiles, seedSink, startCli, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
 
 const DAY = 24 * 3600_000;
+// A real daemon per test, and waits that poll for what it does: bounds for a loaded machine, not an idle one.
+vi.setConfig({ testTimeout: 90_000 });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function eventually<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 8000): Promise<T> {
+async function eventually<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 25_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe().catch(() => undefined);

@@ -22,7 +22,7 @@ const DAY = 86400_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 async function until(probe: () => boolean, what: string): Promise<void> {
   for (let waited = 0; !probe(); waited += 20) {
-    if (waited > 10_000) throw new Error(`timed out waiting for ${what}`);
+    if (waited > 25_000) throw new Error(`timed out waiting for ${what}`);
     await sleep(20);
   }
 }

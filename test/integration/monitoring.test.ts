@@ -171,7 +171,7 @@ describe('config/monitoring: the dashboard and the alerts use what the daemon re
           (result) => (value(scrape, 'token_rotator_checks_total', `token="${token}",result="${result}"`) ?? 0) > 0,
         );
       if (checked('known') && checked('gone')) break;
-      if (waited > 10_000) throw new Error('the first checks did not reach the metrics');
+      if (waited > 25_000) throw new Error('the first checks did not reach the metrics');
       await new Promise((r) => setTimeout(r, 50));
     }
   });
