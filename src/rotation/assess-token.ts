@@ -49,8 +49,7 @@ export async function snapshotSinks(policy: TokenPolicy, deps: ReadDeps, signal?
         if (!content) return { target, sink, state: 'missing' };
         if (content.unowned) return { target, sink, state: 'unowned', reason: content.unowned };
         if (content.meta) metas.push(content.meta);
-        if (content.secret) contents.set(target, content.secret);
-        return { target, sink, state: 'present', fingerprints: content.secret ? fingerprintsOf(content.secret, keys) : [] };
+        return presentReading(target, sink, content.secret, contents, keys);
       } catch (error) {
         if ((error as Error)?.name === 'AbortError') throw error;
         return { target, sink, state: 'unreadable', error: errorSummary(error).message };
@@ -58,6 +57,18 @@ export async function snapshotSinks(policy: TokenPolicy, deps: ReadDeps, signal?
     }),
   );
   return { readings, metas, contents };
+}
+
+/** A sink that holds something: its fingerprints, and what it holds kept aside for adoption. */
+function presentReading(
+  target: string,
+  sink: string,
+  secret: Secret | undefined,
+  contents: Map<string, Secret>,
+  keys: ReturnType<typeof stateKeysOf>,
+): Extract<SinkReading, { state: 'present' }> {
+  if (secret) contents.set(target, secret);
+  return { target, sink, state: 'present', fingerprints: secret ? fingerprintsOf(secret, keys) : [] };
 }
 
 /**
@@ -84,8 +95,7 @@ export async function reclaimRecorded(
       try {
         const content = await deps.sinks.read(claimed(policy.sinks[index]!), { signal });
         if (!content) return { target, sink, state: 'missing' };
-        if (content.secret) contents.set(target, content.secret);
-        return { target, sink, state: 'present', fingerprints: content.secret ? fingerprintsOf(content.secret, keys) : [], markerLost };
+        return { ...presentReading(target, sink, content.secret, contents, keys), markerLost };
       } catch (error) {
         if ((error as Error)?.name === 'AbortError') throw error;
         return { target, sink, state: 'unreadable', error: errorSummary(error).message };

@@ -60,9 +60,10 @@ export function heldSecretOf(record: StateRecord, keys: StateKeys): CurrentSecre
 }
 
 /**
- * The current secret for a check: the one the record holds, else one the sinks agree on that the
- * record's fingerprints (or, on a name's first sight, nothing) say is current. Two sinks holding
- * different secrets leave it unknown: which one works cannot be told without trying them.
+ * The current secret for a check whose record holds none (`heldSecretOf` answered undefined): one
+ * the sinks agree on that the record's fingerprints (or, on a name's first sight, nothing) say is
+ * current. Two sinks holding different secrets leave it unknown: which one works cannot be told
+ * without trying them.
  */
 export function currentSecretFor(
   record: StateRecord,
@@ -72,8 +73,6 @@ export function currentSecretFor(
   keys: StateKeys,
   now: Date,
 ): CurrentSecret {
-  const held = firstSight ? undefined : heldSecretOf(record, keys);
-  if (held) return held;
   // On first sight every sink with content is adopted; from an older record, those whose content
   // matched the fingerprint it recorded for them.
   const candidates = (firstSight ? assessment.adopt : matchedLegacySinks(record, contents, keys)).flatMap(
