@@ -29,6 +29,7 @@ export type RotatorErrorCode =
   | 'ERR_KUBERNETES'
   | 'ERR_STATE'
   | 'ERR_STATE_KEY'
+  | 'ERR_STATE_INTEGRITY'
   | 'ERR_ORPHANED_TOKEN'
   | 'ERR_VERIFY_FAILED'
   | 'ERR_UNEXPECTED';
@@ -286,6 +287,15 @@ export function sharedFailure(error: unknown): boolean {
 /** The state store is unreadable or was written by something else; never silently reset. */
 export class StateError extends RotatorError {
   static override readonly code: RotatorErrorCode = 'ERR_STATE';
+}
+
+/**
+ * A stored record or journal entry the state key does not authenticate (no MAC, a MAC that does not
+ * match, a plaintext secret where a key is set) or whose ids contradict the lineage: written by
+ * someone else. Nothing of it is used and nothing is delivered for that name.
+ */
+export class StateIntegrityError extends StateError {
+  static override readonly code: RotatorErrorCode = 'ERR_STATE_INTEGRITY';
 }
 
 /**

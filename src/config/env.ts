@@ -58,6 +58,12 @@ export interface LocalSettings {
    * sealed again with the current key at its name's next write.
    */
   previousStateKeys: KeyObject[];
+  /**
+   * `none` among `ROTATOR_STATE_KEY_PREVIOUS`: state that no key authenticates (written without a
+   * key, or before state authentication) is accepted for this run and authenticated at its next
+   * write. Refused otherwise, since anyone who can write the state could have planted it.
+   */
+  acceptUnauthenticatedState: boolean;
 }
 
 export type Settings = ServiceSettings & LocalSettings;
@@ -266,7 +272,7 @@ export function readLocalSettings(env: Env, cwd: string, policyDir: string = cwd
     if (typeof parsed === 'string') issues.push({ path: 'env.ROTATOR_STATE_KEY', message: parsed });
     else stateKey = parsed;
   }
-  const previousStateKeys = readPreviousStateKeys(env, issues);
+  const { keys: previousStateKeys, none: acceptUnauthenticatedState } = readPreviousStateKeys(env, issues);
   const stateDir = env.ROTATOR_STATE_DIR
     ? isAbsolute(env.ROTATOR_STATE_DIR)
       ? env.ROTATOR_STATE_DIR
@@ -274,22 +280,30 @@ export function readLocalSettings(env: Env, cwd: string, policyDir: string = cwd
     : join(policyDir, DEFAULT_STATE_FOLDER);
   if (issues.length > 0) throw new ConfigError(issues);
   const stateBackend = env.ROTATOR_STATE_BACKEND || 'file';
-  return { stateDir, stateBackend, logLevel, httpTimeoutMs, concurrency, stateKey, previousStateKeys };
+  return { stateDir, stateBackend, logLevel, httpTimeoutMs, concurrency, stateKey, previousStateKeys, acceptUnauthenticatedState };
 }
 
-/** Every key of `ROTATOR_STATE_KEY_PREVIOUS`, each checked as the current key is; empty parts are ignored. */
-function readPreviousStateKeys(env: Env, issues: ConfigIssue[]): KeyObject[] {
-  if (!present(env, 'ROTATOR_STATE_KEY_PREVIOUS')) return [];
+/**
+ * Every key of `ROTATOR_STATE_KEY_PREVIOUS`, each checked as the current key is, and whether it
+ * names `none` (state no key authenticates); empty parts are ignored.
+ */
+function readPreviousStateKeys(env: Env, issues: ConfigIssue[]): { keys: KeyObject[]; none: boolean } {
+  if (!present(env, 'ROTATOR_STATE_KEY_PREVIOUS')) return { keys: [], none: false };
   const keys: KeyObject[] = [];
+  let none = false;
   const parts = env.ROTATOR_STATE_KEY_PREVIOUS!.split(',').map((part) => part.trim());
   parts.forEach((part, index) => {
     if (part === '') return;
+    if (part === 'none') {
+      none = true;
+      return;
+    }
     const parsed = parseStateKey(part);
     const path = parts.length > 1 ? `env.ROTATOR_STATE_KEY_PREVIOUS[${index}]` : 'env.ROTATOR_STATE_KEY_PREVIOUS';
     if (typeof parsed === 'string') issues.push({ path, message: parsed });
     else keys.push(parsed);
   });
-  return keys;
+  return { keys, none };
 }
 
 /** Checks the whole environment at once and throws every problem together. No network, no writes. */

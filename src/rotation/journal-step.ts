@@ -1,3 +1,4 @@
+import { StateIntegrityError } from '../errors.js';
 import type { HeldEntry, IntentEntry, JournalEntry, StagedEntry } from '../state/journal-entry.js';
 import type { StateRecord } from '../state/state-record.js';
 
@@ -18,8 +19,9 @@ export type JournalStep =
   | { kind: 'reconcile'; entry: IntentEntry }
   | { kind: 'check' };
 
-export function journalStep(entry: JournalEntry | undefined, record: StateRecord | undefined): JournalStep {
+export function journalStep(entry: JournalEntry | undefined, record: StateRecord | undefined, trust: EntryTrust): JournalStep {
   if (!entry) return { kind: 'check' };
+  refuseOutsideLineage(entry, record, trust);
   if (entry.phase === 'held') return { kind: 'held', entry };
   if (entry.phase === 'staged') return { kind: 'finish-staged', entry };
   return record && intentWasCommitted(record, entry) ? { kind: 'erase-committed', entry } : { kind: 'reconcile', entry };
@@ -31,4 +33,38 @@ export function journalStep(entry: JournalEntry | undefined, record: StateRecord
  */
 function intentWasCommitted(record: StateRecord, entry: IntentEntry): boolean {
   return record.currentId !== entry.oldId && record.lineage.some((l) => l.id === entry.oldId && l.replacedAt === entry.startedAt);
+}
+
+/** What an entry's ids are checked against besides the record. */
+export interface EntryTrust {
+  /** The policy's id for the name: what a lineage starts from when there is no record yet. */
+  policyId: string;
+  /** Whether the current state key authenticated the entry (its MAC), so that token-rotator wrote it. */
+  authenticated: boolean;
+}
+
+/**
+ * An entry must continue this name's lineage: its old id is the current id, or one the lineage
+ * knows (a rotation committed but not erased, a name pointed elsewhere since). A staged id equal to
+ * the old one is what a planted entry looks like (the "new" token verifies as the current one);
+ * the service is not known to answer so, and an entry the key authenticates is believed.
+ */
+function refuseOutsideLineage(entry: JournalEntry, record: StateRecord | undefined, trust: EntryTrust): void {
+  const known = new Set([trust.policyId, ...(record ? [record.currentId, record.adoptedId, ...record.lineage.map((l) => l.id)] : [])]);
+  const newId = entry.phase === 'staged' ? entry.staged.newId : undefined;
+  const committed = newId !== undefined && record?.currentId === newId;
+  if (!known.has(entry.oldId) && !committed) {
+    throw new StateIntegrityError(
+      `the journal entry of "${entry.name}" continues from token ${entry.oldId}, which is not in this name's lineage ` +
+        `(current ${record?.currentId ?? trust.policyId}): not written for this name's tokens. Nothing of it is used and nothing ` +
+        `is delivered; find out who wrote it, and do not remove it before checking, as it may hold a secret`,
+    );
+  }
+  if (newId !== undefined && newId === entry.oldId && !trust.authenticated) {
+    throw new StateIntegrityError(
+      `the journal entry of "${entry.name}" stages token ${newId} as the replacement of itself, and no state key ` +
+        `authenticates it: a regenerate answers a new id, so it was not written by a rotation. Nothing of it is used ` +
+        `and nothing is delivered; find out who wrote it`,
+    );
+  }
 }

@@ -11,12 +11,14 @@ import {
   sharedFailure,
   SinkError,
   StagingFailedError,
+  StateIntegrityError,
   StateKeyError,
   UNEXPECTED_ERROR_CODE,
   VerifyFailedError,
 } from '../errors.js';
 import { backoffUntil } from '../policy/backoff.js';
 import { describeDrift } from '../policy/sink-drift.js';
+import { needsAuthenticating } from '../state/authenticated-state.js';
 import { rotationIdOf, type StagedEntry } from '../state/journal-entry.js';
 import { resolveLineage, withAdoptedSinks } from '../state/lineage.js';
 import type { LockHolder } from '../state/name-locks.js';
@@ -235,6 +237,9 @@ async function busyOutcome(
 async function recordAttempt(ctx: RotationContext, outcome: TokenOutcome): Promise<void> {
   // Neither a failure nor a success: the next run does what this one was stopped from doing.
   if (outcome.check === 'backoff' || outcome.action === 'interrupted') return;
+  // State this run's keys cannot open or do not vouch for is left exactly as it is: a record
+  // written now would be authenticated by a key that is not the state's own.
+  if (outcome.error?.code === StateKeyError.code || outcome.error?.code === StateIntegrityError.code) return;
   const { deps, policy } = ctx;
   const failed = outcome.action === 'failed';
   let existing;
@@ -281,6 +286,11 @@ async function rotateLocked(ctx: RotationContext, options: RotateOptions): Promi
     );
   }
 
+  // Before anything of the entry is used: it must continue this name's lineage.
+  const step = journalStep(entry, lineage.record, {
+    policyId: policy.id,
+    authenticated: deps.stateKey !== undefined && entry !== undefined && !needsAuthenticating(entry),
+  });
   if (entry?.phase === 'held') {
     if (!options.heldId) {
       throw heldSecretError(policy.name, entry.oldId, entry.held.problem, deps.journal.describe(policy.name), entry.existingTokenExpiresAt);
@@ -290,7 +300,6 @@ async function rotateLocked(ctx: RotationContext, options: RotateOptions): Promi
     const delivery = await finishRotation(ctx, staged, lineage.record, undefined, { skipVerify: options.skipVerify });
     return rotatedOutcome(ctx, staged, delivery, 'resumed', `delivered the held secret as ${options.heldId}, an id given by an operator`);
   }
-  const step = journalStep(entry, lineage.record);
   if (step.kind === 'erase-committed') {
     log.warn(
       { step: 'resume', oldId: step.entry.oldId, newId: lineage.record.currentId },
@@ -379,7 +388,8 @@ async function rotateLocked(ctx: RotationContext, options: RotateOptions): Promi
   if (decision.action === 'skip') {
     if (adopt.length > 0) log.info({ step: 'adopt', sinks: adopt.map((a) => a.sink) }, 'adopted what the sinks hold as the current secret');
     const adopted = withAdoptedSinks({ ...record, expiresAt: iso(token.expiresAt) }, policy.sinks.map(deps.sinks.target), adopt, now);
-    // An adopted secret, or one sealed by a previous key, is stored as the current key seals it.
+    // An adopted secret, or one sealed by a previous key, is stored as the current key seals it; a
+    // record that key does not authenticate yet is written again with its MAC.
     const next =
       current.known && current.store
         ? { ...adopted, secret: storedCurrentSecret(record.name, record.currentId, current, stateKeysOf(deps)) }
@@ -388,6 +398,7 @@ async function rotateLocked(ctx: RotationContext, options: RotateOptions): Promi
       lineage.adopted ||
       adopt.length > 0 ||
       (current.known && current.store) ||
+      needsAuthenticating(record) ||
       record.sinks === undefined ||
       record.expiresAt !== iso(token.expiresAt) ||
       skewWorthRecording(record.serviceClock, deps.clockOffsetMs?.());

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
 import { isTokenId, tokenIdProblem } from '../common/token-id.js';
+import { documentMacSchema } from './document-mac.js';
 import { storedSecretSchema } from './secret-box.js';
 
 export const JOURNAL_VERSION = 1;
@@ -25,6 +26,8 @@ const rotationShape = {
   newTokenExpiresAt: isoDate.nullable(),
   /** Sinks (by target) that hold the staged secret; empty before staging. */
   delivered: z.array(z.string()),
+  /** The whole entry authenticated by the state key (`state/authenticated-state.ts`); absent without a key. */
+  mac: documentMacSchema.optional(),
 };
 
 /** Written before regenerate is sent: an answer may be lost, and this says what to reconcile. */

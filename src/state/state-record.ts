@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
 import { isTokenId, tokenIdProblem } from '../common/token-id.js';
+import { documentMacSchema } from './document-mac.js';
 import { storedSecretSchema } from './secret-box.js';
 
 export const STATE_VERSION = 1;
@@ -52,6 +53,8 @@ export const stateRecordSchema = z.strictObject({
       at: isoDate,
     })
     .optional(),
+  /** The whole record authenticated by the state key (`state/authenticated-state.ts`); absent without a key. */
+  mac: documentMacSchema.optional(),
   /** Earlier ids, newest first. */
   lineage: z.array(
     z.strictObject({

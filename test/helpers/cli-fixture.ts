@@ -3,7 +3,7 @@ import { rm } from 'node:fs/promises';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 
 import { type Emulator, type EmulatorOptions, startEmulator } from '../../src/emulator/start-emulator.js';
-import { type CliResult, emulatorSecrets, leakCheckedOutputs, writeEmulatorEnv } from './cli.js';
+import { type CliResult, emulatorSecrets, leakCheckedOutputs, runCli, writeEmulatorEnv } from './cli.js';
 import { expectNoLeak } from './leaks.js';
 import { makeTempDir } from './temp-dir.js';
 
@@ -14,6 +14,8 @@ export interface CliFixture {
   envFile: string;
   /** Every CLI run of the test: after it, all their output and the state files are checked for leaks. */
   results: CliResult[];
+  /** The CLI with `args` on the folder's `rotation.yaml` and env file, its result kept for the leak sweep. */
+  cli(...args: string[]): Promise<CliResult>;
 }
 
 /**
@@ -24,6 +26,11 @@ export function useCliFixture(
   options: { emulator?: EmulatorOptions; env?: Record<string, string> | (() => Record<string, string>) } = {},
 ): CliFixture {
   const fixture = { results: [] as CliResult[] } as CliFixture;
+  fixture.cli = async (...args) => {
+    const result = await runCli([...args, '--config', 'rotation.yaml', '--dotenv', fixture.envFile], { cwd: fixture.dir });
+    fixture.results.push(result);
+    return result;
+  };
   beforeAll(async () => {
     fixture.emulator = await startEmulator(options.emulator);
   });

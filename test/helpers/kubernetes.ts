@@ -49,3 +49,9 @@ export function restartedAt(double: KubernetesDouble, namespace: string, name: s
     { spec?: { template?: { metadata?: { annotations?: Record<string, string> } } } } | undefined;
   return object?.spec?.template?.metadata?.annotations?.['token-rotator.io/restartedAt'];
 }
+
+/** A state namespace of its own (as each cluster has its own state), and the environment that keeps the state there. */
+export function kubernetesStateEnv(k: KubernetesHere, namespace: string): Record<string, string> {
+  k.double.objects.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  return { ...k.env, ROTATOR_STATE_BACKEND: 'kubernetes', ROTATOR_STATE_NAMESPACE: namespace, ROTATOR_LEASE_DURATION: '3s' };
+}

@@ -6,9 +6,9 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 
-import { type CliResult, emulatorSecrets, runCli, startCli, writePolicy } from '../helpers/cli.js';
+import { emulatorSecrets, runCli, startCli, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
-import { type KubernetesHere, kubernetesHere, restartedAt, secretData, seedDeployment } from '../helpers/kubernetes.js';
+import { type KubernetesHere, kubernetesHere, kubernetesStateEnv, restartedAt, secretData, seedDeployment } from '../helpers/kubernetes.js';
 import { expectNoLeak } from '../helpers/leaks.js';
 import { itemsOf } from '../helpers/output-items.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -49,16 +49,11 @@ describe('on Kubernetes, against the API double, as a new user would', () => {
     env: () => {
       // A namespace of its own per test, as each cluster would have its own state.
       stateNamespace = `rotator-${++namespaces}`;
-      k.double.objects.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: stateNamespace } });
-      return { ...k.env, ROTATOR_STATE_BACKEND: 'kubernetes', ROTATOR_STATE_NAMESPACE: stateNamespace, ROTATOR_LEASE_DURATION: '3s' };
+      return kubernetesStateEnv(k, stateNamespace);
     },
   });
 
-  async function cli(...args: string[]): Promise<CliResult> {
-    const result = await runCli([...args, '--config', 'rotation.yaml', '--dotenv', fx.envFile], { cwd: fx.dir });
-    fx.results.push(result);
-    return result;
-  }
+  const cli = fx.cli;
   async function whoami(secret: string | undefined) {
     const response = await fetch(`${fx.emulator.apiUrl}/_emulator/whoami`, { headers: { authorization: `Bearer ${secret}` } });
     return response.ok ? ((await response.json()) as { id: string; name: string }) : undefined;

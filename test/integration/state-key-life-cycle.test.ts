@@ -28,7 +28,7 @@ describe('changing the state key', () => {
       secret: { value: { sealed?: { kid: string }; plain?: string } };
     };
 
-  it('none, then a key, then a new key with the old as previous, then the old dropped: zero regenerates; a wrong key exits 2', async () => {
+  it('none, then a key (with previous "none" once), then a new key with the old as previous, then the old dropped: zero regenerates; a wrong key exits 2', async () => {
     const token = fx.emulator.store.add({ name: 'ingest', expiresAt: new Date(Date.now() + 20 * DAY) });
     await writePolicy(fx.dir, {
       version: 1,
@@ -41,7 +41,13 @@ describe('changing the state key', () => {
     const delivered = await readFile(join(fx.dir, 'secrets/ingest.token'), 'utf8');
     expect((await record()).secret.value.plain).toBeDefined();
 
-    const set = await once({ ROTATOR_STATE_KEY: key(1) });
+    // A plaintext record where a key is set could have been planted: refused until the operator
+    // says, for one run, that state no key authenticates is theirs.
+    const refused = await once({ ROTATOR_STATE_KEY: key(1) });
+    expect(refused.code, refused.stderr).toBe(1);
+    expect(refused.stderr).toMatch(/not authenticated by the state key and holds a plaintext secret.*ROTATOR_STATE_KEY_PREVIOUS=none/);
+    expect((await record()).secret.value.plain, 'a refused record stays as it is').toBeDefined();
+    const set = await once({ ROTATOR_STATE_KEY: key(1), ROTATOR_STATE_KEY_PREVIOUS: 'none' });
     expect(set.code, set.stderr).toBe(0);
     const sealedOnce = (await record()).secret.value.sealed;
     expect(sealedOnce?.kid).toMatch(/^[\w-]{12}$/);
@@ -49,6 +55,7 @@ describe('changing the state key', () => {
     const changed = await once({ ROTATOR_STATE_KEY: key(2), ROTATOR_STATE_KEY_PREVIOUS: `${key(9)}, ${key(1)}` });
     expect(changed.code, changed.stderr).toBe(0);
     expect((await record()).secret.value.sealed?.kid).not.toBe(sealedOnce?.kid);
+    expect((await record()) as { mac?: { kid: string } }).toMatchObject({ mac: { kid: (await record()).secret.value.sealed?.kid } });
 
     await unlink(join(fx.dir, 'secrets/ingest.token'));
     const dropped = await once({ ROTATOR_STATE_KEY: key(2) });

@@ -23,7 +23,8 @@ const DESCRIPTIONS = {
   ROTATOR_STATE_DIR: 'state folder (default .token-rotator beside the policy file)',
   ROTATOR_STATE_BACKEND: 'file (default) or kubernetes',
   ROTATOR_STATE_KEY: '32 bytes, base64 or hex: seals the current and staged secrets in state',
-  ROTATOR_STATE_KEY_PREVIOUS: 'earlier state keys, comma-separated: open what they sealed until it is sealed again with ROTATOR_STATE_KEY',
+  ROTATOR_STATE_KEY_PREVIOUS:
+    'earlier state keys, comma-separated: open what they sealed until it is sealed again with ROTATOR_STATE_KEY; `none` accepts state no key authenticates, for one run',
   ROTATOR_STATE_NAMESPACE: 'with the kubernetes backend: the namespace of the state',
   ROTATOR_LEASE_DURATION: 'with the kubernetes backend: how long a Lease lasts (default 15s)',
   ROTATOR_LOG_LEVEL: 'fatal, error, warn, info (default), debug, trace, silent',
