@@ -16,12 +16,24 @@ export type SinkReading =
        * delivering there, so it is ours: why the marker is missing. Drift until written again.
        */
       markerLost?: string;
+      /**
+       * Its metadata names another token, and the policy adopts it: what it holds is that token's
+       * secret, never this one's current secret, so it is drift to be written over.
+       */
+      heldFor?: string;
     }
   | { target: string; sink: string; state: 'unreadable'; error: string }
   /** A write-only destination: what it holds cannot be known, only whether it was ever delivered to. */
   | { target: string; sink: string; state: 'unchecked' }
   /** There is content, but another writer's, which this sink will not replace (a Secret without our label). */
-  | { target: string; sink: string; state: 'unowned'; reason: string };
+  | {
+      target: string;
+      sink: string;
+      state: 'unowned';
+      reason: string;
+      /** The other token its metadata names, when that is why: never reclaimed by this name's record. */
+      otherToken?: string;
+    };
 
 /** What the state remembers of a sink: the fingerprint of the secret it was given (or found holding). */
 export interface SinkRecord {
@@ -95,6 +107,8 @@ export function assessSinks(
     } else if (reading.markerLost !== undefined) {
       const same = held !== undefined && reading.fingerprints[0] === held.fingerprints[0];
       drift.push({ target, sink, kind: 'unmarked', detail: reading.markerLost, ...(same ? { holdsCurrent: true as const } : {}) });
+    } else if (reading.heldFor !== undefined) {
+      drift.push({ target, sink, kind: 'foreign', detail: `it holds the secret of another token, "${reading.heldFor}"`, ...initial });
     } else if (reading.fingerprints.length === 0) {
       drift.push({ target, sink, kind: 'foreign', detail: 'it holds no secret in its format', ...initial });
     } else if (held) {

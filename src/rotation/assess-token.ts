@@ -5,7 +5,7 @@ import { decide, type Decision } from '../policy/decide.js';
 import { fingerprintsOf } from '../policy/fingerprint.js';
 import { assessSinks, type SinkAssessment, type SinkReading } from '../policy/sink-drift.js';
 import type { Secret } from '../secret.js';
-import { claimed } from '../sinks/ownership.js';
+import { claimed, otherTokenReason } from '../sinks/ownership.js';
 import type { StoredTokenMeta } from '../sinks/sink.js';
 import { historyOf, type LineageResolution, recoveredLineage, resolveLineage } from '../state/lineage.js';
 import type { StateRecord } from '../state/state-record.js';
@@ -48,7 +48,16 @@ export async function snapshotSinks(policy: TokenPolicy, deps: ReadDeps, signal?
         const content = await deps.sinks.read(config, { signal });
         if (!content) return { target, sink, state: 'missing' };
         if (content.unowned) return { target, sink, state: 'unowned', reason: content.unowned };
-        if (content.meta) metas.push(content.meta);
+        const named = content.meta?.name;
+        if (named !== undefined && named !== policy.name && 'adopt' in config) {
+          const reason = otherTokenReason(config, named, policy.name);
+          // Another token's destination: refused, or (adopted) written over, but never taken for this one's.
+          return reason
+            ? { target, sink, state: 'unowned', reason, otherToken: named }
+            : { target, sink, state: 'present', fingerprints: [], heldFor: named };
+        }
+        // Only metadata written for this name may say which token it is (recovery).
+        if (content.meta && named === policy.name) metas.push(content.meta);
         return presentReading(target, sink, content.secret, contents, keys);
       } catch (error) {
         if ((error as Error)?.name === 'AbortError') throw error;
@@ -84,17 +93,21 @@ export async function reclaimRecorded(
   signal?: AbortSignal,
 ): Promise<SinkSnapshot> {
   const recorded = record?.sinks;
-  if (!recorded || !snapshot.readings.some((r) => r.state === 'unowned' && recorded[r.target] !== undefined)) return snapshot;
+  const reclaimable = (r: SinkReading) => r.state === 'unowned' && r.otherToken === undefined && recorded?.[r.target] !== undefined;
+  if (!recorded || !snapshot.readings.some(reclaimable)) return snapshot;
   const contents = new Map(snapshot.contents);
   const keys = stateKeysOf(deps);
   const readings = await Promise.all(
     snapshot.readings.map(async (reading, index): Promise<SinkReading> => {
-      if (reading.state !== 'unowned' || recorded[reading.target] === undefined) return reading;
+      if (reading.state !== 'unowned' || !reclaimable(reading)) return reading;
       const { target, sink } = reading;
       const markerLost = reading.reason.replace(/; set adopt: true.*$/, '');
       try {
-        const content = await deps.sinks.read(claimed(policy.sinks[index]!), { signal });
+        const config = claimed(policy.sinks[index]!);
+        const content = await deps.sinks.read(config, { signal });
         if (!content) return { target, sink, state: 'missing' };
+        const otherToken = otherTokenReason(config, content.meta?.name, policy.name);
+        if (otherToken) return { target, sink, state: 'unowned', reason: otherToken, otherToken: content.meta!.name! };
         return { ...presentReading(target, sink, content.secret, contents, keys), markerLost };
       } catch (error) {
         if ((error as Error)?.name === 'AbortError') throw error;

@@ -421,7 +421,7 @@ async function rotateLocked(ctx: RotationContext, options: RotateOptions): Promi
   }
 
   // Step 2: no new token unless every sink can take it.
-  await preflightSinks(ctx, record);
+  await preflightSinks(ctx, record, drift);
   const overlapMs = options.force?.overlapMs ?? policy.settings.overlapMs;
   const regenerated = await regenerateJournalled(ctx, { token, reason, overlapMs });
   let outcome: TokenOutcome;

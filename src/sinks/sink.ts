@@ -23,6 +23,8 @@ export interface TokenMeta {
 
 /** What a sink says of the token it holds, when it can carry metadata; any part may be missing. */
 export interface StoredTokenMeta {
+  /** The token name the metadata was written for: a destination naming another token is not this one's. */
+  name?: string;
   id?: string;
   expiresAt?: string | null;
   rotationId?: string;

@@ -36,11 +36,13 @@ export function metadataValues(meta: TokenMeta, keys: MetadataKeys, codec: Value
 
 /** What a read finds of it: each field only when the store says it, for drift repair and state recovery. */
 export function storedMetadata(values: Record<string, string>, keys: MetadataKeys, codec: ValueCodec = AS_IS): StoredTokenMeta {
+  const name = codec.decode(values[keys.tokenName]);
   const id = codec.decode(values[keys.tokenId]);
   const expiresAt = values[keys.expiresAt];
   const rotationId = codec.decode(values[keys.rotationId]);
   const rotatedAt = values[keys.rotatedAt];
   return {
+    ...(name ? { name } : {}),
     ...(id ? { id } : {}),
     ...(expiresAt ? { expiresAt: expiresAt === NEVER ? null : expiresAt } : {}),
     ...(rotationId ? { rotationId } : {}),

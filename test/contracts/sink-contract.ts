@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { SinkError } from '../../src/errors.js';
 import { Secret } from '../../src/secret.js';
+import { claimed } from '../../src/sinks/ownership.js';
 import type { SinkClient, SinkContent, SinkOpenContext, SinkType, TokenMeta } from '../../src/sinks/sink.js';
 import { expectNoLeak } from '../helpers/leaks.js';
 import { rawLog } from '../helpers/raw-log.js';
@@ -271,6 +272,24 @@ export function sinkContract<C extends { type: string }>(
       expectSecret(await client.read(adopting, {}), secrets.canary, 'after the adopting write');
       // Once written, it is ours: the config without adopt writes there again.
       expect(await client.write(config, secrets.next, contractMeta(), {})).toBe('updated');
+    });
+
+    it('marker ownership is per token name: a destination written for another token is refused, even as recorded, unless adopted', async (ctx) => {
+      ctx.skip(s.ownership !== 'marker' || !s.adoptingConfig, 'only for marker sinks whose config can say adopt');
+      const client = await openClient();
+      const config = await s.config();
+      expect(await client.write(config, secrets.foreign, contractMeta({ name: 'alpha' }), {})).toBe('created');
+      expect((await client.read(config, {}))?.meta?.name, 'the metadata names the token it was written for').toBe('alpha');
+      const beta = contractMeta({ name: 'beta', id: 'tok-beta-1', rotationId: 'rotation-beta-1' });
+      for (const as of [config, claimed(config)]) {
+        const error = await rejectionOf(client.write(as, secrets.canary, beta, {}), "a write over another token's destination");
+        expect(String((error as Error)?.message)).toMatch(/names another token, "alpha"/);
+        expect(String((error as Error)?.message)).toContain(s.type.describe(config));
+      }
+      expectSecret(await client.read(config, {}), secrets.foreign, 'after the refused writes');
+      // The policy's adopt: true takes it over for beta.
+      expect(await client.write(await s.adoptingConfig!(config), secrets.canary, beta, {})).toBe('updated');
+      expect((await client.read(config, {}))?.meta?.name).toBe('beta');
     });
 
     it('adopts ownership: reads back foreign content as the current secret, and a write replaces it', async (ctx) => {

@@ -112,6 +112,7 @@ export class MemorySinkStore {
           throw new SinkError(`cannot write memory ${config.key}: ${why}`);
         }
         const stored: StoredTokenMeta = {
+          name: meta.name,
           id: meta.id,
           expiresAt: meta.expiresAt ? meta.expiresAt.toISOString() : null,
           rotationId: meta.rotationId,

@@ -230,6 +230,7 @@ describe('the aws-secrets-manager sink, beyond the contract', () => {
       /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
     );
     expect((await client.read(config, {}))?.meta).toEqual({
+      name: 'ingest',
       id: 'tok#42!',
       expiresAt: null,
       rotationId: 'ingest@2026-11-22T12:00:00.000Z',

@@ -166,6 +166,7 @@ describe('the kubernetes-secret sink, beyond the contract', () => {
     const content = await client.read(config, {});
     expect(content?.secret?.reveal()).toBe('env-secret');
     expect(content?.meta).toEqual({
+      name: 'ingest',
       id: 'tok-2',
       expiresAt: '2027-01-01T00:00:00.000Z',
       rotationId: 'rot-1',

@@ -233,6 +233,7 @@ describe('the vault sink, beyond the contract', () => {
       customMetadata: { 'token-id': 'tok-3', 'rotation-id': 'rot-2', 'data-version': '2' },
     });
     expect((await client.read(config, {}))?.meta).toEqual({
+      name: 'ingest',
       id: 'tok-3',
       expiresAt: '2027-01-01T00:00:00.000Z',
       rotationId: 'rot-2',

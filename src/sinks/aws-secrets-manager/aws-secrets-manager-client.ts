@@ -12,6 +12,7 @@ import { isLoopbackHost } from '../../common/loopback.js';
 import { SinkError } from '../../errors.js';
 import { remoteText } from '../../http/remote-text.js';
 import { Secret } from '../../secret.js';
+import { refuseOtherToken } from '../ownership.js';
 import type { SinkClient, SinkContent, SinkOpenContext, TokenMeta } from '../sink.js';
 import { awsFailure, INSECURE_ENDPOINT, sinkErrorFrom } from './aws-errors.js';
 import { type AwsSecretsManagerSinkConfig, describeAwsSecret, isSecretArn } from './aws-secrets-manager-config.js';
@@ -227,6 +228,7 @@ export function awsSecretsManagerClient(context: SinkOpenContext): SinkClient<Aw
     const present = tagMap(existing.Tags);
     const reason = foreignReason(config, present);
     if (reason) throw new SinkError(`refusing to write ${describe(config)}: it ${reason}`);
+    refuseOtherToken(config, storedMeta(present).name, meta.name, describe(config));
     const current = await currentVersion(config, existing, what, signal);
     const value = valueToWrite(config, secret, current, what);
     // Already there from this rotation: a retry after a crash, or a run with nothing to do.

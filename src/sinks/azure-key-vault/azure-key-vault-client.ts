@@ -10,6 +10,7 @@ import { SinkError } from '../../errors.js';
 import { maskTokenLike } from '../../http/remote-text.js';
 import type { Logger } from '../../log/logger.js';
 import { Secret } from '../../secret.js';
+import { refuseOtherToken } from '../ownership.js';
 import type { SinkClient, SinkOpenContext, StoredTokenMeta, TokenMeta } from '../sink.js';
 import { metadataValues, storedMetadata } from './../token-metadata.js';
 import {
@@ -106,6 +107,7 @@ export function azureKeyVaultClient(context: SinkOpenContext): SinkClient<AzureK
       const existing = await latest(config, signal);
       if (existing) {
         refuseForeign(config, existing);
+        refuseOtherToken(config, storedMeta(existing.properties.tags ?? {}).name, meta.name, describe(config));
         if (sameRotation(existing, secret, meta)) {
           if (propertiesMatch(config, existing, tags, meta)) return 'unchanged';
           // The same secret of the same rotation is there (a retry after a crash, or a policy that

@@ -85,6 +85,7 @@ export function parseFileContent(format: FileFormat, text: string, envKey: strin
       return {
         secret: token ? new Secret(token) : undefined,
         meta: {
+          ...(text_('name') !== undefined ? { name: text_('name') } : {}),
           ...(text_('id') !== undefined ? { id: text_('id') } : {}),
           ...(text_('expiresAt') !== undefined || body.expiresAt === null ? { expiresAt: text_('expiresAt') ?? null } : {}),
           ...(text_('rotationId') !== undefined ? { rotationId: text_('rotationId') } : {}),

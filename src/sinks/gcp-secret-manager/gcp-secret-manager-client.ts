@@ -3,6 +3,7 @@ import { GoogleAuth, loggingUtils } from 'google-gax';
 
 import { SinkError } from '../../errors.js';
 import { Secret } from '../../secret.js';
+import { refuseOtherToken } from '../ownership.js';
 import type { SinkClient, SinkOpenContext, StoredTokenMeta, TokenMeta } from '../sink.js';
 import { metadataValues, storedMetadata } from './../token-metadata.js';
 import { crc32c } from './crc32c.js';
@@ -272,6 +273,8 @@ export function gcpSecretManagerClient(context: SinkOpenContext): SinkClient<Gcp
     let created = false;
     if (existing) {
       refuseForeign(config, existing);
+      // Whichever version the annotations describe, they name the token the secret is for.
+      refuseOtherToken(config, storedMetadata(existing.annotations ?? {}, ANNOTATIONS).name, meta.name, describe(config));
       refuseReplication(config, existing);
     } else {
       existing = await create(config, signal);

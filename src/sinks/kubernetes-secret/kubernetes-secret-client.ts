@@ -5,6 +5,7 @@ import { kubernetesClient } from '../../kubernetes/client.js';
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../../kubernetes/names.js';
 import { Secret } from '../../secret.js';
 import { parseFileContent, renderFile } from '../file/file-format.js';
+import { refuseOtherToken } from '../ownership.js';
 import type { SinkClient, SinkOpenContext, StoredTokenMeta, TokenMeta } from '../sink.js';
 import { metadataValues, storedMetadata } from '../token-metadata.js';
 import { describeKubernetesSecret, type KubernetesSecretSinkConfig } from './kubernetes-secret-config.js';
@@ -69,6 +70,7 @@ export function kubernetesSecretClient(context: SinkOpenContext): SinkClient<Kub
       const existing = await guarded(config, 'read', () => current(config, signal));
       if (existing) {
         refuseForeign(config, existing);
+        refuseOtherToken(config, storedMeta(existing.metadata?.annotations ?? {}).name, meta.name, describe(config));
         refuseRetype(config, existing);
         if (holdsAlready(existing, config, content, meta)) return 'unchanged';
       }

@@ -1,5 +1,6 @@
 import { SinkError } from '../../errors.js';
 import { Secret } from '../../secret.js';
+import { refuseOtherToken } from '../ownership.js';
 import type { SinkClient, SinkOpenContext, StoredTokenMeta, TokenMeta } from '../sink.js';
 import { metadataValues, storedMetadata } from './../token-metadata.js';
 import { connectionKey, type VaultAnswer, vaultErrors, VaultSession } from './vault-http.js';
@@ -121,6 +122,7 @@ export function vaultClient(context: SinkOpenContext): SinkClient<VaultSinkConfi
         // secret in an unmarked secret: that is finished, never refused; anything else is another's.
         const ourInterruptedWrite = holds && current.custom[CUSTOM_METADATA.managedBy] === undefined;
         if (reason && !ourInterruptedWrite) throw new SinkError(`refusing to write ${describe(config)}: it ${reason}`);
+        refuseOtherToken(config, parseMeta(current.custom).name, meta.name, describe(config));
         const wanted = customMetadataFor(meta);
         if (holds && describesCurrent(current, wanted)) return 'unchanged';
 
