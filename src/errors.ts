@@ -7,6 +7,13 @@ export interface ConfigIssue {
   /** Where the problem is: `tokens[1].sinks[0].path`, `env.ROTATOR_API_URL`, or a file name. */
   path: string;
   message: string;
+  /**
+   * Where in the policy file, 1-based, when known: from the YAML parser for a syntax error, else the
+   * entry the path names (see `config/issue-positions.ts`). The text keeps to `path: message`;
+   * `validate --json` gives these to tools that annotate the file.
+   */
+  line?: number;
+  column?: number;
 }
 
 /**
@@ -143,12 +150,15 @@ export function dependencyCheck(dependency: Dependency, kind: DependencyFailureK
 export class ConfigError extends RotatorError {
   static override readonly code: RotatorErrorCode = 'ERR_CONFIG';
   readonly issues: readonly ConfigIssue[];
+  /** The policy file the issues' lines and columns are in, when the environment was read far enough to know it. */
+  readonly policyFile?: string;
 
-  constructor(issues: readonly ConfigIssue[]) {
+  constructor(issues: readonly ConfigIssue[], options: { policyFile?: string } = {}) {
     // Grouped by where they are, so a token's problems read together (tokens[2] before tokens[10]).
     const sorted = [...issues].sort((a, b) => a.path.localeCompare(b.path, 'en', { numeric: true }));
     super(formatIssues(sorted));
     this.issues = sorted;
+    if (options.policyFile !== undefined) this.policyFile = options.policyFile;
   }
 }
 

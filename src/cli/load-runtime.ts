@@ -10,7 +10,9 @@ import {
   type ServiceSettings,
   type Settings,
 } from '../config/env.js';
-import { loadPolicy } from '../config/load-policy.js';
+import { withPositions } from '../config/issue-positions.js';
+import { parsePolicy } from '../config/load-policy.js';
+import { readPolicyText } from '../config/policy-text.js';
 import type { Policy } from '../config/types.js';
 import { AuthError, ConfigError, type ConfigIssue } from '../errors.js';
 import { createLogger } from '../log/logger.js';
@@ -103,7 +105,7 @@ export async function loadRuntime(options: GlobalOptions, io: { env: Env; cwd: s
   const checked = await collect(issues, () =>
     checkPolicy(policyPath, { env, settings: local, environmentFiles, cwd: io.cwd, notifications: serviceUsed }),
   );
-  if (issues.length > 0 || !settings || !checked) throw new ConfigError(issues);
+  if (issues.length > 0 || !settings || !checked) throw new ConfigError(issues, { policyFile: policyPath });
   if (checked.policy.warnings.length > 0) {
     const logger = createLogger({ level: local!.logLevel });
     for (const warning of checked.policy.warnings) logger.warn({ path: warning.path, policy: policyPath }, warning.message);
@@ -154,7 +156,9 @@ export async function checkPolicy(
   },
 ): Promise<{ policy: Policy; notificationTargets: NotificationTarget[] }> {
   const issues: ConfigIssue[] = [];
-  const policy = await collect(issues, () => loadPolicy(policyPath, { env: context.env }));
+  const file = resolve(policyPath);
+  const text = await collect(issues, () => readPolicyText(policyPath, file));
+  const policy = text === undefined ? undefined : await collect(issues, () => parsePolicy(text, file, { env: context.env }));
   if (policy) {
     // The notifier (and got, its HTTP client) is loaded only for a policy that has notifications.
     const notifications =
@@ -176,7 +180,7 @@ export async function checkPolicy(
     }
     if (issues.length === 0) return { policy, notificationTargets: notifications.targets };
   }
-  throw new ConfigError(issues);
+  throw new ConfigError(text === undefined ? issues : withPositions(issues, text), { policyFile: file });
 }
 
 /** The policy read again as at start, with the environment read at start. */

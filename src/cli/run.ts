@@ -160,7 +160,7 @@ export async function run(argv: string[], given: CliIo): Promise<number> {
       'check the policy and the environment, without the network (with --online, also against the real systems, changing nothing)',
     )
     .option('--online', 'also check the state, the service, every sink and every reload, without writing anything (exit 1 when one fails)')
-    .option('--json', 'print what was checked as JSON')
+    .option('--json', 'print what was checked, or every problem found, as JSON')
     .action(async (options: { online?: boolean; json?: boolean }) => {
       const { validateCommand } = await import('./commands/validate.js');
       exitCode = await validateCommand({ ...global(), ...options }, io);

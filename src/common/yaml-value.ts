@@ -20,22 +20,26 @@ export function yamlValue(text: string, file: string): unknown {
   const document = parseDocument(text, { prettyErrors: true, uniqueKeys: true, lineCounter });
   if (document.errors.length > 0) {
     throw new ConfigError(
-      document.errors.map((e) => ({
-        path: `${file}:${e.linePos?.[0]?.line ?? '?'}:${e.linePos?.[0]?.col ?? '?'}`,
-        message: (e.message.split('\n')[0] ?? e.message).replace(/ at line \d+, column \d+:?$/, ''),
-      })),
+      document.errors.map((e) => {
+        const position = e.linePos?.[0];
+        return {
+          path: `${file}:${position?.line ?? '?'}:${position?.col ?? '?'}`,
+          message: (e.message.split('\n')[0] ?? e.message).replace(/ at line \d+, column \d+:?$/, ''),
+          ...(position ? { line: position.line, column: position.col } : {}),
+        };
+      }),
     );
   }
   const at = (node: Alias) => {
     const { line, col } = lineCounter.linePos(node.range?.[0] ?? 0);
-    return `${file}:${line}:${col}`;
+    return { path: `${file}:${line}:${col}`, line, column: col };
   };
 
   // Every alias is written with '*': a text without one has none, and is not walked twice more
   // (a tenth of the parse for a policy of thousands of tokens).
   if (!text.includes('*')) return document.toJS();
 
-  const undefinedAliases = findUndefinedAliases(document).map((alias) => ({ path: at(alias), message: undefinedMessage(alias) }));
+  const undefinedAliases = findUndefinedAliases(document).map((alias) => ({ ...at(alias), message: undefinedMessage(alias) }));
   if (undefinedAliases.length > 0) throw new ConfigError(undefinedAliases);
 
   const failed = recordFailingAlias(document);
@@ -44,7 +48,7 @@ export function yamlValue(text: string, file: string): unknown {
   } catch (error) {
     const alias = failed();
     if (!(error instanceof ReferenceError) || alias === undefined) throw error;
-    throw new ConfigError([{ path: at(alias), message: aliasMessage(alias, error) }]);
+    throw new ConfigError([{ ...at(alias), message: aliasMessage(alias, error) }]);
   }
 }
 

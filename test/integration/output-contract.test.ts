@@ -74,7 +74,10 @@ describe('one JSON contract for every command', () => {
     ]);
     expect(status.items[2]).toMatchObject({ expiry: 'never', expiresAt: null, dueAt: expect.anything() });
 
-    envelopeOf(await cli('validate', '--json'), 'Validation');
+    expect(envelopeOf(await cli('validate', '--json'), 'Validation')).toMatchObject({
+      summary: { valid: true, online: false },
+      problems: [],
+    });
     const online = envelopeOf(await cli('validate', '--online', '--json'), 'Validation');
     expect(online.items.length).toBeGreaterThan(0);
   });
@@ -132,5 +135,96 @@ describe('one JSON contract for every command', () => {
     expect(once.stdout).toMatch(/cannot write file blocked\/s.token: .*a file is in the way/);
     expect(once.stdout.match(/file blocked\/s.token/g)).toHaveLength(1);
     expect(once.stdout).toMatch(/\n1 token: 1 failed\n/);
+  });
+});
+
+describe('validate --json of a refused configuration', () => {
+  const fx = useCliFixture();
+  interface Refused {
+    summary: Record<string, unknown>;
+    problems: Array<{ path: string; message: string; line?: number; column?: number }>;
+  }
+  /** The envelope a CI step parses, with the text still on stderr and exit 2. */
+  async function refused(args: string[], env: Record<string, string> = {}): Promise<Refused> {
+    const result = await runCli(['validate', '--json', ...args], { cwd: fx.dir, env });
+    fx.results.push(result);
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(/configuration problems?:/);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    const parsed = envelopeOf(result, 'Validation');
+    expect(parsed.items).toEqual([]);
+    return parsed as unknown as Refused;
+  }
+  const policy = (text: string) => writeFile(join(fx.dir, 'rotation.yaml'), text);
+
+  it('gives schema problems and a destination named twice with the line and column of the entry they name', async () => {
+    await policy(
+      [
+        'version: 1',
+        'tokens:',
+        '  - name: a',
+        '    id: 123',
+        '    sinks:',
+        '      - type: file',
+        '        pth: a.token',
+        '  - name: b',
+        '    id: "b1"',
+        '    sinks: [{ type: file, path: shared.token }]',
+        '  - name: c',
+        '    id: "c1"',
+        '    sinks: [{ type: file, path: shared.token }]',
+        '',
+      ].join('\n'),
+    );
+    const { summary, problems } = await refused(['--config', 'rotation.yaml', '--dotenv', fx.envFile]);
+    expect(summary).toEqual({ policy: 'rotation.yaml', valid: false, online: false });
+    expect(problems).toEqual([
+      { path: 'tokens[0].id', message: expect.stringContaining('expected string, got number'), line: 4, column: 5 },
+      // a missing key: the entry it is missing from
+      { path: 'tokens[0].sinks[0].path', message: 'required', line: 6, column: 9 },
+      { path: 'tokens[0].sinks[0].pth', message: expect.stringContaining('unknown key'), line: 7, column: 9 },
+      { path: 'tokens[2].sinks[0]', message: expect.stringContaining('tokens[1].sinks[0]'), line: 13, column: 13 },
+    ]);
+  });
+
+  it("gives a YAML syntax error at the parser's line and column", async () => {
+    await policy(['version: 1', 'tokens:', '  - name: a', '    id: [b1', '    sinks: []', ''].join('\n'));
+    const { problems } = await refused(['--config', 'rotation.yaml', '--dotenv', fx.envFile]);
+    // The path is the text's (file:line:column, as an editor opens it); line and column are the parser's.
+    expect(problems).toEqual([
+      { path: `${join(fx.dir, 'rotation.yaml')}:5:5`, message: expect.stringContaining('Flow sequence'), line: 5, column: 5 },
+    ]);
+  });
+
+  it('gives environment problems without a line, and a variable the policy names at its line', async () => {
+    await policy(
+      [
+        'version: 1',
+        'tokens:',
+        '  - name: a',
+        '    id: "a1"',
+        '    sinks: [{ type: file, path: a.token }]',
+        '    reload:',
+        '      - type: webhook',
+        '        urlFrom: NOPE_RELOAD_URL',
+        '',
+      ].join('\n'),
+    );
+    const { problems } = await refused(['--config', 'rotation.yaml', '--dotenv', fx.envFile], { ROTATOR_STATE_BACKEND: 'nope' });
+    expect(problems).toEqual([
+      { path: 'env.ROTATOR_STATE_BACKEND', message: expect.stringContaining('must be one of') },
+      { path: 'tokens[0].reload[0].urlFrom', message: 'NOPE_RELOAD_URL (or NOPE_RELOAD_URL_FILE) is not set', line: 8, column: 9 },
+    ]);
+  });
+
+  it('gives an unreadable policy file and an unreadable dotenv file, without a line', async () => {
+    const missing = await refused(['--config', 'missing.yaml', '--dotenv', fx.envFile]);
+    expect(missing.summary).toEqual({ policy: 'missing.yaml', valid: false, online: false });
+    expect(missing.problems).toEqual([{ path: join(fx.dir, 'missing.yaml'), message: 'cannot read policy file: no such file' }]);
+
+    // The dotenv file may name the policy (ROTATOR_CONFIG): unread, the policy is not known either.
+    const dotenv = await refused(['--config', 'rotation.yaml', '--dotenv', 'nope.env', '--online']);
+    expect(dotenv.summary).toEqual({ valid: false, online: false });
+    expect(dotenv.problems).toEqual([{ path: '--dotenv nope.env', message: expect.stringContaining('cannot read') }]);
   });
 });

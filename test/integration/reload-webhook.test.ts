@@ -1,4 +1,3 @@
-import { createHmac } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -9,6 +8,7 @@ import { useCliFixture } from '../helpers/cli-fixture.js';
 import { expectNoLeak } from '../helpers/leaks.js';
 import { itemsOf } from '../helpers/output-items.js';
 import { startRecorder } from '../helpers/recorder.js';
+import { startSignedWebhookReceiver, verifyTokenRotatorWebhook } from '../helpers/signed-webhook-receiver.js';
 
 const DAY = 24 * 3600_000;
 const inDays = (d: number) => new Date(Date.now() + d * DAY);
@@ -19,15 +19,19 @@ let hook: Recorder;
 let failing: Recorder;
 let elsewhere: Recorder;
 let redirecting: Recorder;
+let signed: Awaited<ReturnType<typeof startSignedWebhookReceiver>>;
+/** How far the signed receiver's clock is ahead of this machine's, in seconds. */
+let receiverAhead = 0;
 
 beforeAll(async () => {
+  signed = await startSignedWebhookReceiver(HMAC_KEY, { nowSeconds: () => Math.floor(Date.now() / 1000) + receiverAhead });
   hook = await startRecorder((_req, res) => res.writeHead(204).end());
   failing = await startRecorder((_req, res) => res.writeHead(503).end());
   elsewhere = await startRecorder();
   redirecting = await startRecorder((_req, res) => res.writeHead(307, { location: `${elsewhere.url}/stolen` }).end());
 });
 afterAll(async () => {
-  await Promise.all([hook, failing, elsewhere, redirecting].map((r) => r.close()));
+  await Promise.all([hook, failing, elsewhere, redirecting, signed].map((r) => r.close()));
 });
 
 describe('webhook reload after a rotation', () => {
@@ -37,10 +41,12 @@ describe('webhook reload after a rotation', () => {
       RELOAD_HMAC: HMAC_KEY,
       FAILING_URL: `${failing.url}/reload`,
       REDIRECTING_URL: `${redirecting.url}/reload`,
+      SIGNED_URL: `${signed.url}/reload`,
     }),
   });
   beforeEach(() => {
-    for (const r of [hook, failing, elsewhere, redirecting]) r.calls.length = 0;
+    for (const r of [hook, failing, elsewhere, redirecting, signed]) r.calls.length = 0;
+    receiverAhead = 0;
   });
 
   async function cli(...args: string[]): Promise<CliResult> {
@@ -80,9 +86,8 @@ describe('webhook reload after a rotation', () => {
       rotationId: rotated!.rotationId,
       rotatedAt: expect.any(String),
     });
-    // A receiver checks the signature over the exact bytes with the shared key.
-    const expected = `sha256=${createHmac('sha256', HMAC_KEY).update(call.body).digest('hex')}`;
-    expect(call.headers['x-token-rotator-signature-256']).toBe(expected);
+    // A receiver checks the signature over the time and the exact bytes with the shared key.
+    expect(verifyTokenRotatorWebhook(call.headers, Buffer.from(call.body), HMAC_KEY)).toBe(true);
     const delivered = await readFile(join(fx.dir, 'due.token'), 'utf8');
     expect(call.body).not.toContain(delivered);
 
@@ -90,6 +95,41 @@ describe('webhook reload after a rotation', () => {
     expect(second.code, second.stderr).toBe(0);
     expect(hook.calls).toHaveLength(1);
     expectNoLeak({ hook: JSON.stringify(hook.calls.map((c) => ({ ...c, headers: {} }))) }, [HMAC_KEY, delivered]);
+    for (const r of fx.results) expect(r.stdout + r.stderr).not.toContain(HMAC_KEY);
+  });
+
+  it('signs the time with the body: a receiver that checks both, as the README says, takes the delivery and refuses it replayed after 5 minutes, re-dated, or with another body', async () => {
+    const due = fx.emulator.store.add({ name: 'signed', expiresAt: inDays(2) });
+    await writePolicy(fx.dir, {
+      version: 1,
+      tokens: [
+        {
+          name: 'signed',
+          id: due.id,
+          sinks: [{ type: 'file', path: 'signed.token' }],
+          reload: [{ type: 'webhook', urlFrom: 'SIGNED_URL', secretFrom: 'RELOAD_HMAC' }],
+        },
+      ],
+    });
+    const result = await cli('once', '--json');
+    expect(result.code, result.stderr).toBe(0);
+    expect(itemsOf(result.stdout)[0].reloads).toEqual([{ target: 'webhook SIGNED_URL', result: 'notified' }]);
+    expect(signed.calls.map((c) => c.accepted)).toEqual([true]);
+    const captured = signed.calls[0]!;
+
+    // The captured request, sent again as it is within the 5 minutes, is taken (receivers drop a
+    // repeated rotationId): so the refusals below are the changes', not the replay's.
+    expect(await signed.replay(captured)).toBe(204);
+    const otherBody = captured.body.toString().replace('"token":"signed"', '"token":"other"');
+    expect(otherBody).not.toBe(captured.body.toString());
+    expect(await signed.replay(captured, { body: otherBody })).toBe(401);
+
+    // Later than 5 minutes after it was signed: refused as it is, and refused with its timestamp
+    // moved to now, as the signature covers the time.
+    receiverAhead = 301;
+    expect(await signed.replay(captured)).toBe(401);
+    const now = String(Math.floor(Date.now() / 1000) + receiverAhead);
+    expect(await signed.replay(captured, { headers: { 'x-token-rotator-timestamp': now } })).toBe(401);
     for (const r of fx.results) expect(r.stdout + r.stderr).not.toContain(HMAC_KEY);
   });
 

@@ -1,19 +1,47 @@
 import { relative } from 'node:path';
 
+import { ConfigError } from '../../errors.js';
 import { createLogger } from '../../log/logger.js';
 import { type StateBackendName, stateBackends } from '../../state/backends/registry.js';
 import { formatTable, terminalWidth } from '../format-table.js';
 import { type CliIo, EXIT } from '../io.js';
 import { type GlobalOptions, loadRuntime } from '../load-runtime.js';
-import { envelope, toJson } from '../output/envelope.js';
+import { type ConfigProblem, envelope, toJson } from '../output/envelope.js';
 import { plural } from '../output/expiry.js';
+
+type ValidateOptions = GlobalOptions & { online?: boolean; json?: boolean };
 
 /**
  * Policy and environment checks, no network: exit 0, or 2 with every problem listed. With
  * `--online`, then what can be checked against the real systems without changing them: exit 1 when
  * any of it failed.
  */
-export async function validateCommand(options: GlobalOptions & { online?: boolean; json?: boolean }, io: CliIo): Promise<number> {
+export async function validateCommand(options: ValidateOptions, io: CliIo): Promise<number> {
+  try {
+    return await validate(options, io);
+  } catch (error) {
+    // A CI step that parses the output gets the envelope for a refused policy too; the text of the
+    // problems still goes to stderr, and the exit code stays 2 (both from run.ts).
+    if (options.json && error instanceof ConfigError) io.stdout.write(toJson(refusedEnvelope(error, io.cwd)));
+    throw error;
+  }
+}
+
+function refusedEnvelope(error: ConfigError, cwd: string) {
+  const summary = {
+    ...(error.policyFile ? { policy: relative(cwd, error.policyFile) || error.policyFile } : {}),
+    valid: false,
+    online: false,
+  };
+  const problems = error.issues.map(({ path, message, line, column }): ConfigProblem => ({
+    path,
+    message,
+    ...(line !== undefined ? { line, column } : {}),
+  }));
+  return envelope('Validation', summary, [], problems);
+}
+
+async function validate(options: ValidateOptions, io: CliIo): Promise<number> {
   const runtime = await loadRuntime(options, io);
   const { settings, policy, env } = runtime;
   const sinks = policy.tokens.reduce((n, t) => n + t.sinks.length, 0);
@@ -38,7 +66,7 @@ export async function validateCommand(options: GlobalOptions & { online?: boolea
     : undefined;
   if (options.json) {
     // Without --online the items are empty: the policy and the environment were read, nothing was reached.
-    io.stdout.write(toJson(envelope('Validation', { ...summary, online: checks !== undefined }, checks ?? [])));
+    io.stdout.write(toJson(envelope('Validation', { ...summary, valid: true, online: checks !== undefined }, checks ?? [])));
   } else {
     io.stdout.write(
       `policy ${summary.policy}: ${plural(summary.tokens, 'token')}, ${plural(sinks, 'sink')}\nservice ${summary.service}\nstate ${summary.state}\n` +

@@ -60,7 +60,12 @@ const HELP = {
   validate: {
     examples: ['token-rotator validate --config rotation.yaml', 'token-rotator validate --online --json'],
     variables: 'network',
-    exits: { ok: 'the policy and the environment are valid', failed: 'with --online: a check failed (each one is named)' },
+    exits: {
+      ok: 'the policy and the environment are valid',
+      failed: 'with --online: a check failed (each one is named)',
+      usage:
+        'the policy or the environment was refused: every problem is listed with its path (with --json, on stdout too, with its line and column in the policy where known)',
+    },
   },
   emulator: {
     examples: ['token-rotator emulator --port 18464 --seed seed.yaml --env-out emulator.env', 'token-rotator once --dotenv emulator.env'],

@@ -22,15 +22,32 @@ export interface SharedProblem {
   tokens: string[];
 }
 
-export interface Envelope<K extends OutputKind, S, I> {
+/**
+ * A problem of the policy or the environment, as `validate --json` gives it: the path and message
+ * of the text on stderr, and where in the policy file (1-based) when known.
+ */
+export interface ConfigProblem {
+  path: string;
+  message: string;
+  line?: number;
+  column?: number;
+}
+
+/** `problems` are the failures shared by every token, except for `Validation`, where they are the configuration's. */
+export interface Envelope<K extends OutputKind, S, I, P = SharedProblem> {
   apiVersion: typeof API_VERSION;
   kind: K;
   summary: S;
-  problems: SharedProblem[];
+  problems: P[];
   items: I[];
 }
 
-export function envelope<K extends OutputKind, S, I>(kind: K, summary: S, items: I[], problems: SharedProblem[] = []): Envelope<K, S, I> {
+export function envelope<K extends OutputKind, S, I, P = SharedProblem>(
+  kind: K,
+  summary: S,
+  items: I[],
+  problems: P[] = [],
+): Envelope<K, S, I, P> {
   return { apiVersion: API_VERSION, kind, summary, problems, items };
 }
 

@@ -9,7 +9,10 @@ import type { ReloadParseResult } from '../reload.js';
 export interface WebhookReloadConfig {
   type: 'webhook';
   urlFrom: string;
-  /** Signs each body with HMAC-SHA256 under this variable's value, so the receiver knows it is us. */
+  /**
+   * Signs each attempt, its time and its body, with HMAC-SHA256 under this variable's value, so the
+   * receiver knows it is us and now (see `http/webhook-signature.ts`).
+   */
   secretFrom?: string;
 }
 

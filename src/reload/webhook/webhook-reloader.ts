@@ -1,18 +1,10 @@
-import { createHmac } from 'node:crypto';
-
 import { HTTPError } from 'got';
 
 import { followSameOriginOnly, isRedirect } from '../../http/redirect-policy.js';
 import { webhookHttp } from '../../http/webhook-http.js';
+import { signedWith } from '../../http/webhook-signature.js';
 import type { Reloader, ReloadOpenContext, ReloadOutcome } from '../reload.js';
 import type { WebhookReloadConfig } from './webhook-config.js';
-
-/** `sha256=<hex>` of the exact body bytes, as GitHub signs its webhooks: receivers have code for it. */
-export const SIGNATURE_HEADER = 'x-token-rotator-signature-256';
-
-export function signature(body: string, key: string): string {
-  return `sha256=${createHmac('sha256', key).update(body, 'utf8').digest('hex')}`;
-}
 
 export function webhookReloader(context: ReloadOpenContext): Reloader<WebhookReloadConfig> {
   const http = webhookHttp({ timeoutMs: 10_000 });
@@ -26,7 +18,9 @@ export function webhookReloader(context: ReloadOpenContext): Reloader<WebhookRel
     try {
       const response = await http.post(url.reveal(), {
         body,
-        headers: { 'content-type': 'application/json', ...(key ? { [SIGNATURE_HEADER]: signature(body, key.reveal()) } : {}) },
+        headers: { 'content-type': 'application/json' },
+        // With a key, each attempt carries its time and a signature over that time and the body.
+        ...(key ? signedWith(key, context.clock) : {}),
         followRedirect: followSameOriginOnly(url.reveal()),
         ...(signal ? { signal } : {}),
       });
