@@ -14,9 +14,9 @@ import { openReloads, type RunReloads } from '../reload/run-reloads.js';
 import type { Failpoint, RotationDeps } from '../rotation/deps.js';
 import { sinkTypesByName } from '../sinks/registry.js';
 import { openSinkSet } from '../sinks/sink-set.js';
-import { openStateBackend, type StateBackendName } from '../state/backends/registry.js';
 import type { StateBackend } from '../state/state-backend.js';
 import type { StateStore } from '../state/state-store.js';
+import { openState } from './open-state.js';
 
 /**
  * The test hook that kills the process at a protocol step (`ROTATOR_TEST_FAILPOINT=step[:n]`, see
@@ -108,7 +108,7 @@ export async function openRotationDeps(
     onServiceDate: service.observe,
   });
   // Lock times are this machine's: the backend gets its own clock, not the service's.
-  const backend = await openStateBackend(settings.stateBackend as StateBackendName, { dir: settings.stateDir, env, clock, logger });
+  const backend = await openState(settings, { env, clock, logger });
   const reference = referenceReader(env, cwd);
   const sinks = openSinkSet(sinkTypesByName, { logger, env, reference });
   // Restart times are this machine's, as `kubectl rollout restart` would write them.

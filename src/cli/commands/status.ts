@@ -2,6 +2,7 @@ import { describeSkew, SKEW_WARNING_MS } from '../../api/service-clock.js';
 import { systemClock } from '../../clock.js';
 import { formatDuration } from '../../common/duration.js';
 import { referenceReader } from '../../common/reference.js';
+import { openState } from '../../compose/open-state.js';
 import { createLogger } from '../../log/logger.js';
 import { assessSinks } from '../../policy/sink-drift.js';
 import { reclaimRecorded, snapshotSinks } from '../../rotation/assess-token.js';
@@ -9,7 +10,6 @@ import { findStrayEntries } from '../../rotation/stray-entries.js';
 import { strayStatus, type TokenStatus, tokenStatus, unreadableStatus } from '../../rotation/token-status.js';
 import { sinkTypesByName } from '../../sinks/registry.js';
 import { openSinkSet } from '../../sinks/sink-set.js';
-import { openStateBackend, type StateBackendName } from '../../state/backends/registry.js';
 import { formatTable, terminalWidth } from '../format-table.js';
 import { type CliIo, EXIT } from '../io.js';
 import { type GlobalOptions, loadRuntime } from '../load-runtime.js';
@@ -63,12 +63,7 @@ function skewNote(rows: TokenStatus[]): string {
 export async function statusCommand(options: GlobalOptions & { json?: boolean }, io: CliIo): Promise<number> {
   const { settings, policy, env } = await loadRuntime(options, io);
   const logger = createLogger({ level: settings.logLevel });
-  const backend = await openStateBackend(settings.stateBackend as StateBackendName, {
-    dir: settings.stateDir,
-    env,
-    clock: systemClock,
-    logger,
-  });
+  const backend = await openState(settings, { env, clock: systemClock, logger });
   const sinks = openSinkSet(sinkTypesByName, { logger, env, reference: referenceReader(env, io.cwd) });
   const now = systemClock.now();
   try {
