@@ -122,4 +122,33 @@ describe('one AWS secret, spelled two ways', () => {
     const record = JSON.parse(await readFile(join(fx.dir, 'state/tokens/gamma.json'), 'utf8')) as { sinks: Record<string, unknown> };
     expect(Object.keys(record.sinks)).toContain(canonical);
   });
+
+  it('validate --online resolves a name whose region only the AWS profile knows, and finds its partial ARN the same secret', async () => {
+    const name = aName();
+    const arn = aws.plant({ name, value: 'xaat-canary-identity', tags: { 'managed-by': 'token-rotator' } });
+    await twoTokens({ secretId: name }, { secretId: arnOf(name) });
+    // The region from the profile, not AWS_REGION: nothing offline says where the name is.
+    const config = join(fx.dir, 'aws-config');
+    await writeFile(config, '[default]\nregion = eu-west-1\n');
+    const env: Record<string, string> = { ...childProcessAwsEnvironment(aws), AWS_CONFIG_FILE: config };
+    delete env.AWS_REGION;
+
+    const offline = await cli(['validate'], env);
+    expect(offline.code, offline.stderr).toBe(0);
+    expect(offline.stderr).toMatch(/tokens\[1\]\.sinks\[0\].*may write to the same place as tokens\[0\]\.sinks\[1\]/);
+
+    const online = await cli(['validate', '--online', '--json'], env);
+    expect(online.code, online.stderr).toBe(1);
+    const items = JSON.parse(online.stdout).items as Array<{ check: string; target: string; result: string; note?: string }>;
+    expect(items).toContainEqual({
+      check: 'sink',
+      target: 'tokens[0].sinks[1] and tokens[1].sinks[0]',
+      result: 'failed',
+      note: expect.stringContaining(`one destination: ${arn}`),
+    });
+    // Each of them could be written: only together are they wrong.
+    expect(items.filter((i) => i.check === 'sink' && i.target.startsWith('aws-secrets-manager')).every((i) => i.result === 'ok')).toBe(
+      true,
+    );
+  });
 });
