@@ -4,6 +4,7 @@ import type { Logger } from '../log/logger.js';
 import { describeReload } from '../reload/registry.js';
 import { errorSummary } from '../rotation/outcome.js';
 import type { Runtime } from './load-runtime.js';
+import { destinationChecks } from './online-destinations.js';
 
 /** One thing `validate --online` looked at, and what it found. */
 export interface OnlineCheck {
@@ -66,6 +67,8 @@ export async function onlineChecks(runtime: Runtime, logger: Logger): Promise<On
         checks.push({ check: 'sink', target, result: 'failed', note: errorSummary(error).message });
       }
     }
+
+    checks.push(...(await destinationChecks(policy.tokens, deps.sinks)));
 
     const reloads = new Map(policy.tokens.flatMap((t) => t.reload).map((r) => [describeReload(r), r]));
     for (const [target, reload] of reloads) {

@@ -7,9 +7,10 @@ import { yamlValue } from '../common/yaml-value.js';
 import { ConfigError, type ConfigIssue } from '../errors.js';
 import { isReloadType, type ReloadConfig, reloadTypes } from '../reload/registry.js';
 import type { ReloadParseContext } from '../reload/reload.js';
-import { isSinkType, type SinkConfig, sinkTarget, sinkTypes } from '../sinks/registry.js';
+import { isSinkType, sinkTypes } from '../sinks/registry.js';
 import type { SinkParseContext } from '../sinks/sink.js';
 import type { VerifyProbe } from '../verify/verify-config.js';
+import { type DestinationClash, destinationClashes, type PlacedSink } from './destination-clashes.js';
 import { policySchema, type RawSettings, settingsShape } from './policy-schema.js';
 import { policySizeIssue, readPolicyText } from './policy-text.js';
 import type { CheckSchedule, Policy, RotationSettings, TokenPolicy } from './types.js';
@@ -68,7 +69,6 @@ export function parsePolicy(text: string, file: string, context: PolicyContext =
   const defaults = mergeSettings(BUILT_IN_DEFAULTS, lenientDefaults.values);
   const seenNames = new Map<string, number>();
   const seenIds = new Map<string, number>();
-  const seenTargets = new Map<string, string>();
   (Array.isArray(rawTokens) ? rawTokens : []).forEach((rawToken: unknown, index) => {
     const at = `tokens[${index}]`;
     const token = isMapping(rawToken) ? rawToken : {};
@@ -87,14 +87,9 @@ export function parsePolicy(text: string, file: string, context: PolicyContext =
     const own = lenientSettings(token);
     const unknown = new Set([...own.invalid, ...[...lenientDefaults.invalid].filter((key) => token[key] === undefined)]);
     issues.push(...checkSettings(mergeSettings(defaults, own.values), at, token, unknown));
-
-    for (const { config, at: sinkAt } of sinksByToken[index] ?? []) {
-      const target = sinkTarget(config);
-      const firstAt = seenTargets.get(target);
-      if (firstAt) issues.push({ path: sinkAt, message: `writes to the same place as ${firstAt}` });
-      else seenTargets.set(target, sinkAt);
-    }
   });
+  const clashes = destinationClashes(sinksByToken.flat());
+  issues.push(...clashes.filter((c) => c.verdict === 'same').map(clashIssue));
   if (!parsed.success || issues.length > 0) throw new ConfigError(issues);
 
   const parsedDefaults = mergeSettings(BUILT_IN_DEFAULTS, parsed.data.defaults ?? {});
@@ -115,7 +110,19 @@ export function parsePolicy(text: string, file: string, context: PolicyContext =
       ...verifyOf(token.verify, parsed.data.defaults?.verify),
     };
   });
-  return { file, tokens, notifications: parsed.data.notifications, warnings: policyWarnings(tokens) };
+  const unsure = clashes.filter((c) => c.verdict === 'unknown').map(clashIssue);
+  return { file, tokens, notifications: parsed.data.notifications, warnings: [...policyWarnings(tokens), ...unsure] };
+}
+
+/**
+ * Two sinks on one destination: two tokens would overwrite each other's secret on every run (each
+ * regenerating for the other's "drift"), and two sinks of one token would share one journal mark.
+ */
+function clashIssue({ first, second, verdict, why }: DestinationClash): ConfigIssue {
+  const how = why ? `: ${why}` : '';
+  return verdict === 'same'
+    ? { path: second.at, message: `writes to the same place as ${first.at}${how}` }
+    : { path: second.at, message: `may write to the same place as ${first.at}${how}; validate --online asks the service` };
 }
 
 /** A token's own probe replaces the defaults'; `verify: null` on the token turns the defaults' off. */
@@ -151,14 +158,9 @@ function lenientSettings(raw: unknown): { values: RawSettings; invalid: Set<keyo
 }
 
 /** Each sink by its own type's parser; problems are added to `issues` with their full path. */
-function parseSinks(
-  rawSinks: unknown,
-  at: string,
-  sinkContext: SinkParseContext,
-  issues: ConfigIssue[],
-): Array<{ config: SinkConfig; at: string }> {
+function parseSinks(rawSinks: unknown, at: string, sinkContext: SinkParseContext, issues: ConfigIssue[]): PlacedSink[] {
   if (!Array.isArray(rawSinks)) return [];
-  const sinks: Array<{ config: SinkConfig; at: string }> = [];
+  const sinks: PlacedSink[] = [];
   rawSinks.forEach((rawSink, sinkIndex) => {
     const sinkAt = `${at}.sinks[${sinkIndex}]`;
     const type = (rawSink as { type?: unknown } | null)?.type;

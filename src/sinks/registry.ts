@@ -49,6 +49,15 @@ export function sinkTarget(config: SinkConfig): string {
   return typeOf(config).target(config);
 }
 
+/**
+ * A target as a journal entry or a state record holds it, in today's form: one written before its
+ * type's form changed still names the same sink. Targets start with their type and a colon.
+ */
+export function upgradeStoredTarget(stored: string): string {
+  const type = stored.slice(0, stored.indexOf(':'));
+  return isSinkType(type) ? (sinkTypesByName[type].upgradeTarget?.(stored) ?? stored) : stored;
+}
+
 export function describeSink(config: SinkConfig): string {
   return typeOf(config).describe(config);
 }

@@ -18,6 +18,8 @@ export interface SinkSet<C extends { type: string }> {
    * found. A pass is kept for a minute per destination.
    */
   preflight(config: C, options: { signal?: AbortSignal }): Promise<'checked' | 'not supported'>;
+  /** The destination as the service names it (see SinkClient.identify); undefined when it cannot say. */
+  identify(config: C, options: { signal?: AbortSignal }): Promise<string | undefined>;
   close(): Promise<void>;
 }
 
@@ -90,6 +92,7 @@ export function openSinkSet<C extends { type: string }>(
       result.catch(() => preflights.delete(target));
       return result;
     },
+    identify: (config, options) => named(config, async () => (await client(config)).identify?.(config, options)),
     async close() {
       const opened = await Promise.allSettled([...clients.values()]);
       clients.clear();

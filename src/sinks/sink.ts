@@ -63,6 +63,12 @@ export interface SinkOpenContext {
   reference(variable: string): Secret | undefined;
 }
 
+/** Two spellings found to be one destination, or perhaps one, and why (`prod/x in eu-west-1`). */
+export interface Sameness {
+  verdict: 'same' | 'unknown';
+  why: string;
+}
+
 /**
  * A sink type: cheap, loaded with the policy. It turns raw policy configuration into a typed,
  * normalised config (every problem with its path relative to the sink), says where a config writes,
@@ -71,8 +77,30 @@ export interface SinkOpenContext {
 export interface SinkType<C extends { type: string }> {
   type: C['type'];
   parse(raw: unknown, context: SinkParseContext): SinkParseResult<C>;
-  /** A stable identity of the destination: duplicates are refused, and the journal marks deliveries by it. */
+  /**
+   * A stable identity of the destination, the same for every spelling of it the policy and the
+   * environment can tell apart (an AWS secret by name or by ARN, a Vault namespace with or without
+   * slashes): duplicates are refused by it, and the journal and the state record mark deliveries by
+   * it. It starts with the type and a colon.
+   */
   target(config: C): string;
+  /**
+   * A target as an earlier version wrote it into a journal entry or a state record, in today's form;
+   * the same string when it already is. Only what the stored string says is used, so entries and
+   * records from before a target's form changed still name their sinks. Absent: targets never changed.
+   */
+  upgradeTarget?(stored: string): string;
+  /**
+   * For a type whose spellings of one destination `target` cannot settle alone (an AWS secret by
+   * name, whose account only the credentials say, and by ARN): the keys two spellings of one
+   * destination always share, and whether two configs sharing one, with different targets, are one
+   * destination (`same`: refused as duplicates), may be (`unknown`: only the service can say, so
+   * `validate` warns and `validate --online` asks it), or are not (undefined).
+   */
+  spellings?: {
+    keys(config: C): readonly string[];
+    compare(a: C, b: C): Sameness | undefined;
+  };
   /** `file secrets/app.token`: for tables and logs; never a secret. */
   describe(config: C): string;
   /**
@@ -104,5 +132,12 @@ export interface SinkClient<C> {
   read(config: C, options: { signal?: AbortSignal }): Promise<SinkContent | undefined>;
   /** Credentials valid, destination reachable, permission to write: for `validate --online`. */
   preflight?(config: C, options: { signal?: AbortSignal }): Promise<void>;
+  /**
+   * The destination as the service names it, whatever spelling the policy used (AWS: the secret's
+   * full ARN; Google: its name with the project number): for `validate --online` to find two
+   * spellings of one destination. Undefined when the service does not know it yet (a secret still
+   * to be created).
+   */
+  identify?(config: C, options: { signal?: AbortSignal }): Promise<string | undefined>;
   close(): Promise<void>;
 }

@@ -19,14 +19,19 @@ export interface StateAuthentication {
   acceptUnauthenticated: boolean;
 }
 
-/** Documents accepted under a previous key or none: the next check writes them again. */
-const notAuthenticatedByCurrent = new WeakSet<object>();
+/**
+ * Set on documents accepted under a previous key or none: the next check writes them again. An
+ * own enumerable symbol, so it survives the copies made of a record on its way (`{ ...record }`)
+ * and never reaches the stored JSON.
+ */
+const NOT_BY_CURRENT_KEY = Symbol('not authenticated by the current key');
+const flagged = <T extends object>(document: T): T => ({ ...document, [NOT_BY_CURRENT_KEY]: true });
 
 /**
  * Whether a record or entry was read without the current key's MAC: the check that read a record
  * writes it again, and such an entry is not taken as written by token-rotator.
  */
-export const needsAuthenticating = (document: StateRecord | JournalEntry): boolean => notAuthenticatedByCurrent.has(document);
+export const needsAuthenticating = (document: StateRecord | JournalEntry): boolean => NOT_BY_CURRENT_KEY in document;
 
 const WHAT: Record<DocumentKind, string> = { record: 'state record', journal: 'journal entry' };
 
@@ -77,10 +82,7 @@ function verified<T extends { name: string; mac?: unknown }>(
   const what = `the ${WHAT[kind]} ${where}`;
   const mac = document.mac as Parameters<typeof macMatches>[3] | undefined;
   if (!mac) {
-    if (auth.acceptUnauthenticated) {
-      notAuthenticatedByCurrent.add(document);
-      return document;
-    }
+    if (auth.acceptUnauthenticated) return flagged(document);
     const plain = holdsPlainSecret(document) ? ' and holds a plaintext secret' : '';
     throw new StateIntegrityError(
       `${what} is not authenticated by the state key${plain}: written by someone else, or without a key or by a token-rotator ` +
@@ -103,8 +105,7 @@ function verified<T extends { name: string; mac?: unknown }>(
     );
   }
   const { mac: _checked, ...rest } = document;
-  if (key !== auth.keys.current) notAuthenticatedByCurrent.add(rest);
-  return rest as T;
+  return (key === auth.keys.current ? rest : flagged(rest)) as T;
 }
 
 function holdsPlainSecret(document: object): boolean {

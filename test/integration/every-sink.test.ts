@@ -15,7 +15,11 @@ import { type SecretsManagerDouble, startSecretsManagerDouble } from '../doubles
 import { clientSecretEnv } from '../doubles/azure-key-vault/in-process.js';
 import { type AzureKeyVaultDouble, startAzureKeyVaultDouble } from '../doubles/azure-key-vault/start-azure-key-vault-double.js';
 import { writePushProgram } from '../doubles/exec/push-program.js';
-import { type SecretManagerDouble, startSecretManagerDouble } from '../doubles/gcp-secret-manager/start-secret-manager-double.js';
+import {
+  README_ROLE,
+  type SecretManagerDouble,
+  startSecretManagerDouble,
+} from '../doubles/gcp-secret-manager/start-secret-manager-double.js';
 import { startVaultDouble, type VaultDouble } from '../doubles/vault/start-vault-double.js';
 import { sinkPolicy } from '../doubles/vault/vault-here.js';
 import { type CliResult, runCli, writePolicy } from '../helpers/cli.js';
@@ -35,13 +39,6 @@ import { makeTempDir } from '../helpers/temp-dir.js';
 const DAY = 24 * 3600_000;
 const inDays = (d: number) => new Date(Date.now() + d * DAY);
 const PROJECT = 'rotator-project';
-const GCP_ROLE = [
-  'secretmanager.secrets.get',
-  'secretmanager.secrets.create',
-  'secretmanager.secrets.update',
-  'secretmanager.versions.add',
-  'secretmanager.versions.access',
-];
 const SINKS = ['file', 'kubernetes-secret', 'vault', 'aws-secrets-manager', 'gcp-secret-manager', 'azure-key-vault', 'exec'] as const;
 type SinkName = (typeof SINKS)[number];
 
@@ -71,7 +68,7 @@ beforeAll(async () => {
   vault.policy('token-rotator', sinkPolicy('secret', 'apps/*'));
   vaultToken = vault.token({ policies: ['token-rotator'] });
   gcpKeyFile = join(here, 'gcp-key.json');
-  await writeFile(gcpKeyFile, JSON.stringify(gcp.serviceAccount('token-rotator', GCP_ROLE)), { mode: 0o600 });
+  await writeFile(gcpKeyFile, JSON.stringify(gcp.serviceAccount('token-rotator', README_ROLE)), { mode: 0o600 });
   azureEnv = clientSecretEnv(azure, azure.registerApp({ clientSecret: true }));
   caFile = join(here, 'doubles-ca.pem');
   await writeFile(caFile, `${gcp.ca}\n${azure.ca}`);

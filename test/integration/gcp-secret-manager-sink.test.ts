@@ -13,6 +13,7 @@ import { type GcpSecretManagerSinkConfig, gcpSecretManagerSinkType } from '../..
 import type { SinkClient, TokenMeta } from '../../src/sinks/sink.js';
 import { sinkContract } from '../contracts/sink-contract.js';
 import {
+  README_ROLE,
   RpcError,
   type SecretManagerDouble,
   type ServiceAccountKeyFile,
@@ -29,14 +30,6 @@ const untrust = await vi.hoisted(async () => (await import('../doubles/gcp-secre
 
 const PROJECT = 'token-rotator-test';
 const PROJECT_NUMBER = '424242424242';
-/** The custom role the README gives this sink, exactly: what the rotator's service account is granted here. */
-const README_ROLE = [
-  'secretmanager.secrets.get',
-  'secretmanager.secrets.create',
-  'secretmanager.secrets.update',
-  'secretmanager.versions.add',
-  'secretmanager.versions.access',
-];
 
 let d: SecretManagerDouble;
 let dir: string;

@@ -295,6 +295,11 @@ export function awsSecretsManagerClient(context: SinkOpenContext): SinkClient<Aw
       if (config.key !== undefined) fieldsBeside(config, config.key, current, what);
     },
 
+    async identify(config, { signal }) {
+      // A name or a partial ARN, resolved by AWS to the one full ARN of the secret it names.
+      return (await describeSecret(config, `cannot describe ${describe(config)}`, signal))?.ARN;
+    },
+
     async close() {
       for (const client of clients.values()) client.destroy();
       clients.clear();

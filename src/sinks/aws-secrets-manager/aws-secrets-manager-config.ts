@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { fromZodIssues } from '../../common/config-issues.js';
 import { strictObject } from '../../common/strict-object.js';
 import type { SinkParseContext, SinkParseResult } from '../sink.js';
+import { SECRET_ARN } from './secret-identity.js';
 import { isReservedTagKey, MAX_USER_TAGS, TAG_KEY, TAG_VALUE } from './secret-tags.js';
 
 export interface AwsSecretsManagerSinkConfig {
@@ -22,12 +23,15 @@ export interface AwsSecretsManagerSinkConfig {
   kmsKeyId: string | undefined;
   /** Take over a secret that token-rotator does not manage (no `managed-by: token-rotator` tag). */
   adopt: boolean;
+  /**
+   * AWS_REGION when the sink names neither a region nor an ARN: where the SDK will look, so that
+   * `prod/x` and its ARN in that region are found to be one secret. Never passed to the SDK.
+   */
+  environmentRegion?: string;
 }
 
 /** A secret's name as CreateSecret takes it. */
 const SECRET_NAME = /^[A-Za-z0-9/_+=.@-]{1,512}$/;
-/** A secret's ARN: `arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod/ingest-AbCdEf`. */
-const SECRET_ARN = /^arn:(aws[a-z-]*):secretsmanager:([a-z0-9-]+):(\d{12}):secret:([A-Za-z0-9/_+=.@-]+)$/;
 /** A region as the API spells it (RegionType). */
 const REGION = /^([a-z]+-)+\d+$/;
 
@@ -62,7 +66,7 @@ export const schema = strictObject({
   adopt: z.boolean().default(false),
 });
 
-export function parseAwsSecretsManagerConfig(raw: unknown, _context: SinkParseContext): SinkParseResult<AwsSecretsManagerSinkConfig> {
+export function parseAwsSecretsManagerConfig(raw: unknown, context: SinkParseContext): SinkParseResult<AwsSecretsManagerSinkConfig> {
   const parsed = schema.safeParse(raw, { reportInput: true });
   if (!parsed.success) return { ok: false, issues: fromZodIssues(parsed.error.issues) };
   const { secretId, region, key, tags, kmsKeyId, adopt } = parsed.data;
@@ -74,9 +78,19 @@ export function parseAwsSecretsManagerConfig(raw: unknown, _context: SinkParseCo
       issues: [{ path: 'region', message: `is ${region}, but the secretId ARN is in ${arnRegion}; remove region or make them agree` }],
     };
   }
+  const fromEnvironment = (region ?? arnRegion) ? undefined : context.env?.AWS_REGION;
   return {
     ok: true,
-    config: { type: 'aws-secrets-manager', secretId, region: region ?? arnRegion, key, tags, kmsKeyId, adopt },
+    config: {
+      type: 'aws-secrets-manager',
+      secretId,
+      region: region ?? arnRegion,
+      key,
+      tags,
+      kmsKeyId,
+      adopt,
+      ...(fromEnvironment && REGION.test(fromEnvironment) ? { environmentRegion: fromEnvironment } : {}),
+    },
   };
 }
 
@@ -89,11 +103,3 @@ export function describeAwsSecret(config: AwsSecretsManagerSinkConfig): string {
   const region = config.region && !isSecretArn(config.secretId) ? ` (${config.region})` : '';
   return `aws-secrets-manager ${config.secretId}${key}${region}`;
 }
-
-/**
- * One secret, one token: the key is no part of the identity, since the tags that carry a token's
- * metadata belong to the whole secret. The region is, when known: the same name in two regions is
- * two secrets.
- */
-export const awsSecretTarget = (config: AwsSecretsManagerSinkConfig): string =>
-  `aws-secrets-manager:${config.region ?? ''}:${config.secretId}`;

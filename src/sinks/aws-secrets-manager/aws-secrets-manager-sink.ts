@@ -1,10 +1,6 @@
 import type { SinkType } from '../sink.js';
-import {
-  type AwsSecretsManagerSinkConfig,
-  awsSecretTarget,
-  describeAwsSecret,
-  parseAwsSecretsManagerConfig,
-} from './aws-secrets-manager-config.js';
+import { type AwsSecretsManagerSinkConfig, describeAwsSecret, parseAwsSecretsManagerConfig } from './aws-secrets-manager-config.js';
+import { awsSecretKeys, awsSecretTarget, compareAwsSecrets, upgradeAwsSecretTarget } from './secret-identity.js';
 
 export type { AwsSecretsManagerSinkConfig };
 
@@ -19,6 +15,9 @@ export const awsSecretsManagerSinkType: SinkType<AwsSecretsManagerSinkConfig> = 
   type: 'aws-secrets-manager',
   parse: parseAwsSecretsManagerConfig,
   target: awsSecretTarget,
+  upgradeTarget: upgradeAwsSecretTarget,
+  // A name and its ARN are one secret, though only an ARN says the account.
+  spellings: { keys: awsSecretKeys, compare: compareAwsSecrets },
   describe: describeAwsSecret,
   async open(context) {
     const { awsSecretsManagerClient } = await import('./aws-secrets-manager-client.js');

@@ -101,6 +101,13 @@ export function parseAzureKeyVaultConfig(raw: unknown): SinkParseResult<AzureKey
 export const describeAzureKeyVaultSecret = (config: AzureKeyVaultSinkConfig) =>
   `azure-key-vault ${new URL(config.vaultUrl).host}/secrets/${config.name}`;
 
-/** Key Vault names are case-insensitive: `Ingest-Token` and `ingest-token` are one secret. */
+/**
+ * `azure-key-vault:myvault.vault.azure.net/ingest-token`: the vault's host as the URL parser leaves
+ * it (lower case, no default port; the path, slash included, is refused) without a trailing dot,
+ * and the name in lower case, since Key Vault compares names without case.
+ */
 export const azureKeyVaultTarget = (config: AzureKeyVaultSinkConfig) =>
-  `azure-key-vault:${new URL(config.vaultUrl).host.toLowerCase()}/${config.name.toLowerCase()}`;
+  upgradeAzureKeyVaultTarget(`azure-key-vault:${new URL(config.vaultUrl).host}/${config.name}`);
+
+/** A target in lower case, and without the host's trailing dot that targets written before kept. */
+export const upgradeAzureKeyVaultTarget = (stored: string) => stored.toLowerCase().replace(/\.(?=(:\d+)?\/)/, '');

@@ -4,6 +4,7 @@ import {
   azureKeyVaultTarget,
   describeAzureKeyVaultSecret,
   parseAzureKeyVaultConfig,
+  upgradeAzureKeyVaultTarget,
 } from './azure-key-vault-config.js';
 
 export type { AzureKeyVaultSinkConfig };
@@ -19,6 +20,7 @@ export const azureKeyVaultSinkType: SinkType<AzureKeyVaultSinkConfig> = {
   type: 'azure-key-vault',
   parse: (raw) => parseAzureKeyVaultConfig(raw),
   target: azureKeyVaultTarget,
+  upgradeTarget: upgradeAzureKeyVaultTarget,
   describe: describeAzureKeyVaultSecret,
   async open(context) {
     const { azureKeyVaultClient } = await import('./azure-key-vault-client.js');

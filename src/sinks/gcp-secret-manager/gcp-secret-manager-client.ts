@@ -369,6 +369,11 @@ export function gcpSecretManagerClient(context: SinkOpenContext): SinkClient<Gcp
       if (missing.length > 0) throw missingPermissions(config, `projects/${config.project}`, missing, await whoAmI(config), true);
     },
 
+    async identify(config, { signal }) {
+      // Google names a secret by its project's number, however the request named the project.
+      return (await getSecret(config, signal))?.name ?? undefined;
+    },
+
     async close() {
       const all = [...clients.values()];
       clients.clear();

@@ -4,7 +4,7 @@ import { fromZodIssues } from '../../common/config-issues.js';
 import type { Env } from '../../common/env-variables.js';
 import { strictObject } from '../../common/strict-object.js';
 import type { ConfigIssue } from '../../errors.js';
-import type { SinkParseContext, SinkParseResult } from '../sink.js';
+import type { Sameness, SinkParseContext, SinkParseResult } from '../sink.js';
 
 export interface GcpSecretManagerSinkConfig {
   type: 'gcp-secret-manager';
@@ -56,7 +56,15 @@ const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
 export const schema = strictObject({
   type: z.literal('gcp-secret-manager'),
   project: z.string().regex(PROJECT, 'must be a project id (6 to 30 lowercase letters, digits and "-") or a project number').optional(),
-  secret: z.string().regex(SECRET_ID, 'must be a secret id: at most 255 letters, digits, "-" and "_"'),
+  secret: z.string().regex(SECRET_ID, {
+    error: (issue) => {
+      // One spelling per secret: its resource name is written as project and secret.
+      const [, project, secret] = /^projects\/([^/]+)\/secrets\/([^/]+)$/.exec(String(issue.input)) ?? [];
+      return project
+        ? `is a resource name: write project: ${JSON.stringify(project)} and secret: ${JSON.stringify(secret)}`
+        : 'must be a secret id: at most 255 letters, digits, "-" and "_"';
+    },
+  }),
   locations: z
     .array(z.string().regex(LOCATION, 'must be a location id such as europe-west1'))
     .min(1, 'must name at least one location; leave it out for automatic replication')
@@ -134,6 +142,18 @@ export function parseGcpSecretManagerConfig(raw: unknown, context: SinkParseCont
 
 /** The secret's resource name, as the API takes it. */
 export const secretName = (config: GcpSecretManagerSinkConfig) => `projects/${config.project}/secrets/${config.secret}`;
+
+const isProjectNumber = (project: string) => /^[0-9]+$/.test(project);
+
+/**
+ * A project by id and a project by number may be one project: only Google knows, so `validate`
+ * warns and `validate --online` asks. Two ids, or two numbers, are two projects.
+ */
+export function compareGcpSecrets(a: GcpSecretManagerSinkConfig, b: GcpSecretManagerSinkConfig): Sameness | undefined {
+  if (a.secret !== b.secret || isProjectNumber(a.project) === isProjectNumber(b.project)) return undefined;
+  const [id, number] = isProjectNumber(a.project) ? [b.project, a.project] : [a.project, b.project];
+  return { verdict: 'unknown', why: `both are the secret ${a.secret} if project ${id} is project number ${number}` };
+}
 
 /** `gcp-secret-manager projects/my-project/secrets/ingest-token`: for tables, logs and every error about it. */
 export const describeGcpSecretManager = (config: GcpSecretManagerSinkConfig) => `gcp-secret-manager ${secretName(config)}`;

@@ -1,5 +1,6 @@
 import type { SinkType } from '../sink.js';
 import {
+  compareGcpSecrets,
   describeGcpSecretManager,
   type GcpSecretManagerSinkConfig,
   parseGcpSecretManagerConfig,
@@ -18,8 +19,10 @@ export type { GcpSecretManagerSinkConfig };
 export const gcpSecretManagerSinkType: SinkType<GcpSecretManagerSinkConfig> = {
   type: 'gcp-secret-manager',
   parse: parseGcpSecretManagerConfig,
-  // The endpoint is only a way to the same secret, so it is no part of the identity.
+  // The endpoint is only a way to the same secret, so it is no part of the identity. A project id
+  // and its number are two spellings only Google can tell apart: compared, and asked online.
   target: (config) => `gcp-secret-manager:${secretName(config)}`,
+  spellings: { keys: (config) => [config.secret], compare: compareGcpSecrets },
   describe: describeGcpSecretManager,
   async open(context) {
     const { gcpSecretManagerClient } = await import('./gcp-secret-manager-client.js');

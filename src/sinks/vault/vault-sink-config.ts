@@ -46,6 +46,9 @@ const UNSAFE_IN_PATH = /[\u0000-\u001f\u007f?#%\\]/;
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
+/** What KV version 2 puts between the mount and the secret's path in its API; no part of a secret's path. */
+const API_SEGMENT = /^(data|metadata)\//;
+
 /** A mount or secret path: segments joined by `/`, none empty, `.` or `..`. */
 function vaultPath(what: string, example: string) {
   return z
@@ -97,7 +100,11 @@ export const schema = strictObject({
     .optional(),
   caCertFile: z.string().min(1, 'must not be empty').optional(),
   mount: vaultPath('mount', 'secret').default('secret'),
-  path: vaultPath('path', 'apps/ingest'),
+  path: vaultPath('path', 'apps/ingest').refine(
+    // The API's path pasted in (secret/data/apps/ingest): the sink would write data/apps/ingest, another secret.
+    (p) => !API_SEGMENT.test(p),
+    "starts with the KV version 2 API's data/ or metadata/: write the path inside the mount (apps/ingest for secret/data/apps/ingest); token-rotator adds them itself",
+  ),
   key: z
     .string()
     .min(1, 'must not be empty')
@@ -148,7 +155,7 @@ export function parseVaultConfig(raw: unknown, context: SinkParseContext): SinkP
   if (!parsed.success || !address || issues.length > 0) return { ok: false, issues };
 
   const { namespace, caCertFile, mount, path, key, auth, adopt } = parsed.data;
-  const ns = namespace ?? (env.VAULT_NAMESPACE ? env.VAULT_NAMESPACE.replace(/^\/+|\/+$/g, '') : undefined);
+  const ns = normalNamespace(namespace ?? env.VAULT_NAMESPACE);
   // A file the sink names is relative to the policy; VAULT_CACERT, like every *_FILE variable, to where the tool runs.
   const ca = caCertFile ? resolve(context.policyDir, caCertFile) : env.VAULT_CACERT ? resolve(env.VAULT_CACERT) : undefined;
   return {
@@ -165,6 +172,12 @@ export function parseVaultConfig(raw: unknown, context: SinkParseContext): SinkP
       adopt,
     },
   };
+}
+
+/** `team-a/apps`, however slashed (`/team-a//apps/`): Vault reads them alike. Undefined for the root namespace. */
+function normalNamespace(namespace: string | undefined): string | undefined {
+  const segments = (namespace ?? '').split('/').filter((segment) => segment !== '');
+  return segments.length > 0 ? segments.join('/') : undefined;
 }
 
 function normalizeAuth(auth: z.infer<typeof authSchema>, policyDir: string): VaultAuth {
@@ -186,6 +199,28 @@ function normalizeAuth(auth: z.infer<typeof authSchema>, policyDir: string): Vau
 /** `vault https://vault:8200 secret/apps/ingest[token]`: for tables, logs and every error about it. */
 export const describeVaultSecret = (config: VaultSinkConfig) =>
   `vault ${config.address} ${config.namespace ? `${config.namespace}/` : ''}${config.mount}/${config.path}[${config.key}]`;
+
+/**
+ * `vault:https://vault:8200/team-a/secret/apps/ingest`: the address (origin in lower case, no
+ * default port or trailing slash), then the namespace, mount and path as one path, as Vault itself
+ * reads a namespace given in the path (namespace `team-a` with mount `secret` is mount
+ * `team-a/secret` without one). One secret, one token: the custom metadata (token id, rotation) is
+ * the secret's, not a field's, so the key is no part of it.
+ */
+export const vaultTarget = (config: VaultSinkConfig) =>
+  upgradeVaultTarget(`vault:${config.address}/${config.namespace ?? ''}/${config.mount}/${config.path}`);
+
+/** Empty segments dropped: what targets written before namespaces were normalised (`team-a//secret/…`) read as now. */
+export function upgradeVaultTarget(stored: string): string {
+  const scheme = /^vault:[a-z]+:\/\//.exec(stored)?.[0];
+  return scheme
+    ? scheme +
+        stored
+          .slice(scheme.length)
+          .replace(/\/{2,}/g, '/')
+          .replace(/\/$/, '')
+    : stored;
+}
 
 /** The API paths of the secret: what a Vault policy names. */
 export const dataPath = (config: Pick<VaultSinkConfig, 'mount' | 'path'>) => `${config.mount}/data/${config.path}`;

@@ -1,6 +1,6 @@
 import type { Reference } from '../../common/reference.js';
 import type { SinkType } from '../sink.js';
-import { describeVaultSecret, parseVaultConfig, type VaultSinkConfig } from './vault-sink-config.js';
+import { describeVaultSecret, parseVaultConfig, upgradeVaultTarget, type VaultSinkConfig, vaultTarget } from './vault-sink-config.js';
 
 export type { VaultSinkConfig };
 
@@ -14,9 +14,8 @@ export type { VaultSinkConfig };
 export const vaultSinkType: SinkType<VaultSinkConfig> = {
   type: 'vault',
   parse: parseVaultConfig,
-  // One secret, one token: the custom metadata (token id, rotation) is the secret's, not a field's,
-  // so the key is no part of the identity.
-  target: (config) => `vault:${config.address}/${config.namespace ? `${config.namespace}/` : ''}${config.mount}/${config.path}`,
+  target: vaultTarget,
+  upgradeTarget: upgradeVaultTarget,
   describe: describeVaultSecret,
   references(config): Reference[] {
     switch (config.auth.method) {

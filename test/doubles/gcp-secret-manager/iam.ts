@@ -5,6 +5,15 @@
  * numbers: `projects/123` and `projects/123/secrets/s`.
  */
 
+/** The custom role the README gives the sink, exactly: what a rotator's service account is granted in the tests. */
+export const README_ROLE: readonly string[] = [
+  'secretmanager.secrets.get',
+  'secretmanager.secrets.create',
+  'secretmanager.secrets.update',
+  'secretmanager.versions.add',
+  'secretmanager.versions.access',
+];
+
 /** The predefined roles the README and the tests speak of, with their Secret Manager permissions. */
 export const ROLES: Record<string, readonly string[]> = {
   'roles/secretmanager.admin': [

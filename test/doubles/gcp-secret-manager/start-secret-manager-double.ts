@@ -20,6 +20,7 @@ import { type Project, SecretStore, type StoredSecret } from './secret-store.js'
 import { doubleCertificate } from './trust.js';
 
 export { RpcError, status };
+export { README_ROLE } from './iam.js';
 export { trustDoubleCertificate } from './trust.js';
 export type { ServiceAccountKeyFile, StoredSecret };
 
