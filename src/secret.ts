@@ -13,6 +13,11 @@ import { SecretMatcher } from './scrub/secret-matcher.js';
 const knownSecretValues = new Set<string>();
 const MAX_KNOWN_SECRETS = 1000;
 const matcher = new SecretMatcher();
+/**
+ * Known values not indexed yet: indexing one costs some twenty microseconds, and a run over thousands
+ * of names makes (and forgets) more secrets than it scrubs lines; each is indexed before the next scrub.
+ */
+const unindexed = new Set<string>();
 
 function remember(value: string): void {
   if (value.length < MIN_FRAGMENT) return;
@@ -22,11 +27,11 @@ function remember(value: string): void {
     return;
   }
   knownSecretValues.add(value);
-  matcher.add(value);
+  unindexed.add(value);
   if (knownSecretValues.size > MAX_KNOWN_SECRETS) {
     const oldest = knownSecretValues.values().next().value!;
     knownSecretValues.delete(oldest);
-    matcher.delete(oldest);
+    if (!unindexed.delete(oldest)) matcher.delete(oldest);
   }
 }
 
@@ -37,6 +42,8 @@ function remember(value: string): void {
  * before it is cut or joined; everything written out is scrubbed again, the last line of defence.
  */
 export function scrubSecrets(text: string): string {
+  for (const value of unindexed) matcher.add(value);
+  unindexed.clear();
   return matcher.scrub(text);
 }
 

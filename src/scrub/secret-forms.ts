@@ -5,6 +5,11 @@ export const MIN_FRAGMENT = 8;
 /** Base64 and hex pieces carrying as many bytes as MIN_FRAGMENT characters (12 base64 characters hold 9 bytes). */
 const MIN_BASE64_FRAGMENT = 12;
 const MIN_HEX_FRAGMENT = 2 * MIN_FRAGMENT;
+/**
+ * The base64 of a longer text holding the secret (a program that encodes all of its input) holds the
+ * secret's whole encoding, so a longer piece of it is enough: it costs fewer entries in the index.
+ */
+const MIN_EMBEDDED_BASE64_FRAGMENT = 16;
 
 /** One way a secret may be printed, and how much of it counts as a leak. */
 export interface SecretForm {
@@ -47,7 +52,7 @@ const LONG_SECRET_PIECES = 16;
 /**
  * The forms of `value` that programs commonly print: itself, as a JSON string escapes it, its
  * base64 (as `base64` prints it, and from its second and third byte on, as the base64 of a longer
- * text holding it would, `format: json` for one) and its hex in either case (`od`, `xxd -p`).
+ * text holding it would, `format: json` for one) and its hex as `od`, `xxd -p` and `hexdump` print it.
  * None when the value is too short to scrub without mangling ordinary words.
  */
 export function formsOf(value: string): SecretForm[] {
@@ -64,9 +69,13 @@ export function formsOf(value: string): SecretForm[] {
     const bytes = Buffer.from(value, 'utf8');
     const hex = bytes.toString('hex');
     forms.push(
-      ...[0, 1, 2].map((skip) => ({ text: bytes.subarray(skip).toString('base64'), minFragment: MIN_BASE64_FRAGMENT, wholeOnly: false })),
+      { text: bytes.toString('base64'), minFragment: MIN_BASE64_FRAGMENT, wholeOnly: false },
+      ...[1, 2].map((skip) => ({
+        text: bytes.subarray(skip).toString('base64'),
+        minFragment: MIN_EMBEDDED_BASE64_FRAGMENT,
+        wholeOnly: false,
+      })),
       { text: hex, minFragment: MIN_HEX_FRAGMENT, wholeOnly: false },
-      { text: hex.toUpperCase(), minFragment: MIN_HEX_FRAGMENT, wholeOnly: false },
     );
   }
   return forms.filter((form, i) => form.text.length >= form.minFragment && forms.findIndex((f) => f.text === form.text) === i);

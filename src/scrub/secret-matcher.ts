@@ -172,17 +172,13 @@ export class SecretMatcher {
   }
 
   #insert(hash: number, entry: number): void {
-    if (entry >= 0) {
-      const index = this.#index;
-      let sharing = 0;
-      for (let place = index.first(hash); place !== -1; place = index.next(hash, place)) if (index.entryAt(place) >= 0) sharing++;
-      if (sharing >= MAX_SHARING) return;
-      for (let place = index.first(hash); place !== -1; place = index.next(hash, place)) {
-        const other = index.entryAt(place);
-        if (other >= 0 && this.#sameSurroundings(other, entry)) return;
-      }
+    const index = this.#index;
+    let sharing = 0;
+    for (let place = entry < 0 ? -1 : index.first(hash); place !== -1; place = index.next(hash, place)) {
+      const other = index.entryAt(place);
+      if (other >= 0 && (++sharing >= MAX_SHARING || this.#sameSurroundings(other, entry))) return;
     }
-    this.#index.add(hash, entry);
+    index.add(hash, entry);
   }
 
   /** Whether two piece entries match the same texts: the same characters as far as a check compares, and the same form ends. */
