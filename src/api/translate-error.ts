@@ -50,7 +50,7 @@ export function serviceMessageOf(body: unknown): string | undefined {
   } catch {
     // A non-JSON body (a proxy's HTML page) says nothing we can trust to be free of secrets.
   }
-  return text === undefined ? undefined : remoteText(scrubSecrets(text));
+  return text === undefined ? undefined : remoteText(text);
 }
 
 /**

@@ -32,7 +32,7 @@ async function clientAuthentication(settings: OAuthSettings): Promise<oidc.Clien
 const CLIENT_REFUSALS = new Set(['invalid_client', 'unauthorized_client', 'unsupported_grant_type']);
 
 function refused(where: string, code: string, description: string | undefined): AuthError {
-  const detail = description ? ` (${remoteText(scrubSecrets(description))})` : '';
+  const detail = description ? ` (${remoteText(description)})` : '';
   const message = `the authorization server at ${where} refused the client: ${code}${detail}`;
   if (!CLIENT_REFUSALS.has(code)) return new AuthError(message);
   const dependencyFailure = shared(where, 'client-refused');

@@ -1,8 +1,12 @@
+import { scrubSecrets } from '../secret.js';
+
 /**
  * Text that came from a peer (a service's error message, an authorization server's
- * error_description) is repeated to operators, stored as a last failure and posted to webhooks. A
- * careless peer may put a secret in it, one we have never seen, so it cannot be scrubbed by value:
- * anything shaped like a token is masked instead, and the text is kept short.
+ * error_description, a program's stderr) is repeated to operators, stored as a last failure and
+ * posted to webhooks. A careless peer may echo a secret we hold, whole, wrapped, encoded or cut:
+ * every known secret is scrubbed first, before the text is flattened or cut. It may also hold one
+ * we have never seen, which cannot be scrubbed by value: anything shaped like a token is masked,
+ * and the text is kept short.
  */
 export const MASK = '[MASKED]';
 export const MAX_REMOTE_TEXT = 300;
@@ -29,8 +33,8 @@ export function maskTokenLike(text: string): string {
     .replace(LONG_RUN, (run) => (looksRandom(run) ? MASK : run));
 }
 
-/** One line, token-shaped parts masked, at most `max` characters. */
+/** One line, known secrets scrubbed, token-shaped parts masked, at most `max` characters. */
 export function remoteText(text: string, max = MAX_REMOTE_TEXT): string {
-  const flat = maskTokenLike(text.replace(/\s+/g, ' ').trim());
+  const flat = maskTokenLike(scrubSecrets(text).replace(/\s+/g, ' ').trim());
   return flat.length > max ? `${flat.slice(0, max)}…` : flat;
 }

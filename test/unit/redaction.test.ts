@@ -4,6 +4,7 @@ import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 
 import { ApiError } from '../../src/errors.js';
+import { remoteText } from '../../src/http/remote-text.js';
 import { createLogger } from '../../src/log/logger.js';
 import { errorSummary } from '../../src/rotation/outcome.js';
 import { scrubSecrets, Secret } from '../../src/secret.js';
@@ -104,14 +105,46 @@ describe('scrubSecrets', () => {
     // Few distinct characters, so that many windows share a hash bucket or almost match a value.
     const alphabet = ['a', 'b', 'é', '\u{1F511}', '"', '\\', '\n', ' '];
     const text = (length: number) => Array.from({ length }, () => alphabet[Math.floor(random() * alphabet.length)]).join('');
-    const values = Array.from({ length: 1000 }, () => new Secret(`${text(8 + Math.floor(random() * 12))}`).reveal());
+    // At least 8 characters besides whitespace, which scrubbing reads through (a shorter value is not scrubbed).
+    const value = (): string => {
+      const drawn = text(8 + Math.floor(random() * 12));
+      return drawn.replace(/\s/g, '').length >= 8 ? drawn : value();
+    };
+    const values = Array.from({ length: 1000 }, () => new Secret(value()).reveal());
     for (let round = 0; round < 200; round++) {
       const picked = Array.from({ length: 3 }, () => values[Math.floor(random() * values.length)]!);
       const line = `${text(Math.floor(random() * 40))}${picked[0]}${text(5)}${picked[1]}${picked[2]}${text(Math.floor(random() * 40))}`;
       const scrubbed = scrubSecrets(line);
       for (const value of picked) expect(scrubbed.includes(value), `round ${round}`).toBe(false);
-      expect(scrubbed.length).toBeLessThan(line.length + 3 * '[REDACTED]'.length);
+      // One mark a value, and one more for each double quote in it: a mark leaves quotes, which may end a JSON string.
+      const quotes = picked.join('').split('"').length - 1;
+      expect(scrubbed.length).toBeLessThan(line.length + (3 + quotes) * '[REDACTED]'.length);
     }
+  });
+});
+
+describe('a known secret a program or a peer printed formatted', () => {
+  const value = 'xaat-5f0c2d7e-93b1-4a6e-b2c4-8d1e0f7a9c35';
+
+  it.each([
+    ['wrapped (fold -w 8)', value.match(/.{1,8}/g)!.join('\n')],
+    ['wrapped with CRLF and spaces', value.match(/.{1,5}/g)!.join(' \r\n')],
+    ['in base64', Buffer.from(value).toString('base64')],
+    [
+      'in base64 wrapped (base64 -w 12)',
+      Buffer.from(value)
+        .toString('base64')
+        .match(/.{1,12}/g)!
+        .join('\n'),
+    ],
+    ['in hex (od -An -tx1)', [...Buffer.from(value)].map((b) => b.toString(16).padStart(2, '0')).join(' ')],
+    ['cut to its first 12 characters (head -c 12)', value.slice(0, 12)],
+    ['cut from its middle (cut -c 14-29)', value.slice(13, 29)],
+    ['cut to its last 10 characters (tail -c 10)', value.slice(-10)],
+  ])('is scrubbed %s', (_how, printed) => {
+    new Secret(value); // known now: other tests fill the bounded list
+    expect(scrubSecrets(`the program said: ${printed} (exit 1)`)).toBe('the program said: [REDACTED] (exit 1)');
+    expect(remoteText(`the peer said: ${printed}`)).toBe('the peer said: [REDACTED]');
   });
 });
 

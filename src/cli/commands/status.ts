@@ -6,6 +6,7 @@ import { openState } from '../../compose/open-state.js';
 import { createLogger } from '../../log/logger.js';
 import { assessSinks } from '../../policy/sink-drift.js';
 import { reclaimRecorded, snapshotSinks } from '../../rotation/assess-token.js';
+import { learnStateSecrets } from '../../rotation/state-secrets.js';
 import { findStrayEntries } from '../../rotation/stray-entries.js';
 import { strayStatus, type TokenStatus, tokenStatus, unreadableStatus } from '../../rotation/token-status.js';
 import { sinkTypesByName } from '../../sinks/registry.js';
@@ -72,11 +73,10 @@ export async function statusCommand(options: GlobalOptions & { json?: boolean },
       policy.tokens.map(async (token) => {
         try {
           const keys = { sinks, stateKey: settings.stateKey, previousStateKeys: settings.previousStateKeys };
-          const [record, entry, read] = await Promise.all([
-            backend.state.read(token.name),
-            backend.journal.read(token.name),
-            snapshotSinks(token, keys),
-          ]);
+          const [record, entry] = await Promise.all([backend.state.read(token.name), backend.journal.read(token.name)]);
+          // Known before the sinks are read: a failing read program may print them.
+          learnStateSecrets(record, entry, { current: settings.stateKey, previous: settings.previousStateKeys });
+          const read = await snapshotSinks(token, keys);
           const snapshot = await reclaimRecorded(token, keys, read, record);
           const { drift } = assessSinks(snapshot.readings, record?.sinks);
           return { status: tokenStatus(token, record, entry, now, sinks, drift), known: expiryKnown(record) };

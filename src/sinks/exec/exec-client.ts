@@ -4,7 +4,8 @@ import { formatDuration } from '../../common/duration.js';
 import type { Env } from '../../common/env-variables.js';
 import { SinkError } from '../../errors.js';
 import { remoteText } from '../../http/remote-text.js';
-import type { Secret } from '../../secret.js';
+import { REDACTED } from '../../scrub/masked-text.js';
+import { scrubSecrets, type Secret } from '../../secret.js';
 import { parseFileContent, renderFile } from '../file/file-format.js';
 import type { SinkClient, SinkOpenContext, TokenMeta } from '../sink.js';
 import { metadataValues } from '../token-metadata.js';
@@ -42,7 +43,7 @@ export function execSinkClient(context: SinkOpenContext): SinkClient<ExecSinkCon
         throw new SinkError(`cannot write ${describeExec(config)}: ${(error as Error).message}`, { cause: error });
       }
       const result = await run(config, config.program, config.command.slice(1), { input, env: envFor(config, 'write', meta), signal });
-      failUnlessZero(config, result, secret, 'write');
+      failUnlessZero(config, result, 'write', secret);
       // The program may say what it did on its first line; anything else counts as a change.
       const said = result.stdout.split('\n', 1)[0]!.trim();
       return (RESULTS as readonly string[]).includes(said) ? (said as (typeof RESULTS)[number]) : 'updated';
@@ -52,7 +53,7 @@ export function execSinkClient(context: SinkOpenContext): SinkClient<ExecSinkCon
       signal?.throwIfAborted();
       if (!config.read) return undefined; // write-only: the sink type says so, and nobody asks
       const result = await run(config, config.read.program, config.read.command.slice(1), { env: envFor(config, 'read'), signal });
-      failUnlessZero(config, result, undefined, 'read');
+      failUnlessZero(config, result, 'read');
       return parseFileContent(config.format, result.stdout, config.envKey);
     },
 
@@ -70,7 +71,7 @@ export function execSinkClient(context: SinkOpenContext): SinkClient<ExecSinkCon
         env: envFor(config, 'preflight'),
         signal,
       });
-      failUnlessZero(config, result, undefined, 'preflight');
+      failUnlessZero(config, result, 'preflight');
     },
 
     async close() {},
@@ -104,17 +105,19 @@ async function run(
 
 /**
  * A failed program, said with its exit and the end of what it wrote to stderr: masked like any
- * peer's text, and without the secret, which a careless program might echo.
+ * peer's text. A careless program may echo the secret, also wrapped (`fold`), encoded (`base64`) or
+ * in part: all of stderr is scrubbed before its end is taken, so that a cut cannot hide one.
  */
-function failUnlessZero(config: ExecSinkConfig, result: ProgramResult, secret: Secret | undefined, operation: string): void {
+function failUnlessZero(config: ExecSinkConfig, result: ProgramResult, operation: string, secret?: Secret): void {
   if (result.code === 0 && !result.timedOut) return;
   const how = result.timedOut
     ? `did not finish within ${formatDuration(config.timeoutMs)}`
     : result.signal
       ? `was killed by ${result.signal}`
       : `exited with ${result.code}`;
-  let said = result.stderr.trim().split('\n').slice(-3).join(' ');
-  if (secret) said = said.split(secret.reveal()).join('[REDACTED]');
-  said = remoteText(said);
+  // The secret it was given, also if too short for scrubbing (which would mangle words), as ever.
+  const given = secret?.reveal();
+  const stderr = given ? result.stderr.split(given).join(REDACTED) : result.stderr;
+  const said = remoteText(scrubSecrets(stderr).trim().split('\n').slice(-3).join(' '));
   throw new SinkError(`${operation} through ${describeExec(config)} failed: the program ${how}${said ? `: ${said}` : ''}`);
 }
