@@ -46,7 +46,7 @@ describe('an exec program that leaves a helper holding its output', () => {
     });
   }
 
-  for (const start of ['setsid', 'nohup'] as HelperStart[]) {
+  for (const start of ['setsid', 'escaped', 'nohup'] as HelperStart[]) {
     it(
       `(${start}, timeout 2s) the run ends, the write counts by the exit code, and the helper is killed and said`,
       async () => {

@@ -65,13 +65,13 @@ async function runLeaving(start: HelperStart, args: string[], options: { timeout
 }
 
 describe('a program that leaves a helper holding its output', () => {
-  for (const start of ['setsid', 'nohup', 'background'] as HelperStart[]) {
+  for (const start of ['setsid', 'escaped', 'nohup', 'background'] as HelperStart[]) {
     it(
       `(${start}) ends with the program: its exit counts, the helper is killed and reported`,
       async () => {
         const { result, helper } = await runLeaving(start, []);
         expect(result).toMatchObject({ code: 0, timedOut: false, stdout: 'created\n' });
-        expect(result.leftBehind).toEqual({ killed: [helper], outputHeld: true, searched: 'run-marker' });
+        expect(result.leftBehind).toEqual({ killed: [helper], outputHeld: true, searched: 'every-process' });
         await ended(helper);
       },
       HANG_BOUND_MS,
@@ -109,7 +109,7 @@ describe('a program that leaves a helper holding its output', () => {
       while ((await helperPid(dest)) === undefined) await new Promise((r) => setTimeout(r, 50));
       stop.abort();
       await expect(running).rejects.toMatchObject({ name: 'AbortError' });
-      expect(left).toEqual([{ killed: [await helperOf(dest)], outputHeld: false, searched: 'run-marker' }]);
+      expect(left).toEqual([{ killed: [await helperOf(dest)], outputHeld: false, searched: 'every-process' }]);
       await ended(await helperOf(dest));
     },
     HANG_BOUND_MS,
@@ -121,7 +121,7 @@ describe('a program that leaves a helper running with its output closed', () => 
     'ends at once, and the helper, which left its session and group, is killed and reported',
     async () => {
       const { result, helper } = await runLeaving('daemon', []);
-      expect(result).toMatchObject({ code: 0, leftBehind: { killed: [helper], outputHeld: false, searched: 'run-marker' } });
+      expect(result).toMatchObject({ code: 0, leftBehind: { killed: [helper], outputHeld: false, searched: 'every-process' } });
       await ended(helper);
     },
     HANG_BOUND_MS,

@@ -139,8 +139,8 @@ function reportLeftBehind(logger: Logger, config: ExecSinkConfig, operation: Ope
     );
   } else if (left.outputHeld) {
     const where =
-      left.searched === 'run-marker'
-        ? 'by a process that left its session and cleared its environment, so not found'
+      left.searched === 'every-process'
+        ? 'by a process that could not be found (it left its session and cleared its environment)'
         : 'by a process outside its process group, which cannot be searched for on this system; its group was killed';
     logger.warn(
       fields,

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 
-import { killLeftBehind, type LeftBehind, newRunMarker, RUN_MARKER_VARIABLE } from './left-behind.js';
+import { killLeftBehind, type LeftBehind, newRunMarker, outputPipesOf, RUN_MARKER_VARIABLE } from './left-behind.js';
 
 export type { LeftBehind };
 
@@ -55,6 +55,7 @@ export function runProgram(
       // setsid(): its own session and process group, led by the program.
       detached: true,
     });
+    const pipes = outputPipesOf(child.pid);
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let outBytes = 0;
@@ -92,20 +93,24 @@ export function runProgram(
       if (!settle()) return;
       // Our ends of its pipes: whoever still holds theirs writes to nobody now.
       for (const stream of [child.stdin, child.stdout, child.stderr]) stream.destroy();
-      void killLeftBehind({ leader: child.pid!, leaderReaped: exit !== undefined, marker }).then((left) => {
-        options.onLeftBehind?.({ ...left, outputHeld });
-        if (options.signal?.aborted) {
-          fail(options.signal.reason);
-          return;
-        }
-        done({
-          code: exit?.code ?? null,
-          signal: exit?.signal ?? null,
-          stdout: Buffer.concat(out).toString('utf8'),
-          stderr: Buffer.concat(err).toString('utf8'),
-          timedOut,
+      const heldPipes = outputHeld ? pipes : [];
+      void killLeftBehind({ leader: child.pid!, leaderReaped: exit !== undefined, marker, heldPipes })
+        .then((left) => options.onLeftBehind?.({ ...left, outputHeld }))
+        // A search that failed (a bug, an odd /proc) is no reason to hang: the run ends all the same.
+        .catch(() => undefined)
+        .finally(() => {
+          if (options.signal?.aborted) {
+            fail(options.signal.reason);
+            return;
+          }
+          done({
+            code: exit?.code ?? null,
+            signal: exit?.signal ?? null,
+            stdout: Buffer.concat(out).toString('utf8'),
+            stderr: Buffer.concat(err).toString('utf8'),
+            timedOut,
+          });
         });
-      });
     };
     const timer = setTimeout(() => {
       timedOut = true;

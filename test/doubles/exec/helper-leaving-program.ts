@@ -3,14 +3,16 @@ import { join } from 'node:path';
 
 /**
  * How the program starts its helper: in the background, under nohup, or in a session of its own;
- * `daemon`: in a session of its own with its output to /dev/null, so that nothing is held open.
+ * `escaped`: in a session of its own with an empty environment; `daemon`: in a session of its own
+ * with its output to /dev/null, so that nothing is held open.
  */
-export type HelperStart = 'background' | 'nohup' | 'setsid' | 'daemon';
+export type HelperStart = 'background' | 'nohup' | 'setsid' | 'escaped' | 'daemon';
 
 const STARTERS: Record<HelperStart, [string, string]> = {
   background: ['', ''],
   nohup: ['nohup ', ''],
   setsid: ['setsid ', ''],
+  escaped: ['setsid env -i ', ''],
   daemon: ['setsid ', ' </dev/null >/dev/null 2>&1'],
 };
 
