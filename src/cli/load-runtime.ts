@@ -18,6 +18,7 @@ import { AuthError, ConfigError, type ConfigIssue } from '../errors.js';
 import { createLogger } from '../log/logger.js';
 import type { NotificationTarget } from '../notify/notifier.js';
 import { reloadReferences } from '../reload/registry.js';
+import { passEnvReferenceIssues } from '../sinks/exec/pass-env-references.js';
 import { sinkReferences } from '../sinks/registry.js';
 import { isStateBackendName, type StateBackendName, stateBackends } from '../state/backends/registry.js';
 import type { StateBackendType } from '../state/state-backend.js';
@@ -175,6 +176,7 @@ export async function checkPolicy(
     // A reload in `defaults` is every token's: its problem is one problem.
     const unique = [...new Map(references.map((r) => [r.path, r])).values()];
     issues.push(...checkReferences(unique, context.env, context.cwd));
+    issues.push(...passEnvReferenceIssues(policy, unique));
     if (context.settings) {
       issues.push(...checkSinkLocations(policy, { stateDir: context.settings.stateDir, environmentFiles: context.environmentFiles }));
     }

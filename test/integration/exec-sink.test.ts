@@ -145,6 +145,10 @@ describe('the exec sink, beyond the contract', () => {
     expect(problems({ command: [] })).toEqual(['command: must name a program']);
     expect(problems({ command: [push], timeout: '11m' })).toEqual(['timeout: must be at most 10m']);
     expect(problems({ command: [push], read: ['./missing-reader'] })).toEqual(['read[0]: ./missing-reader is not an executable file']);
+    expect(problems({ command: [push], passEnv: ['TEAM', 'ROTATOR_STATE_KEY', 'AWS_SECRET_ACCESS_KEY_FILE', 'AWS_REGION'] })).toEqual([
+      "passEnv[1]: ROTATOR_STATE_KEY is the rotator's own setting (ROTATOR_*): never passed to a program; give it credentials of its own",
+      'passEnv[2]: AWS_SECRET_ACCESS_KEY_FILE names the file of AWS_SECRET_ACCESS_KEY, a credential (the AWS SDK): never passed to a program; give it credentials of its own',
+    ]);
     // A program named without a path is found in PATH, as a shell would find it.
     expect(problems({ command: ['sh', '-c', 'true'] })).toEqual([]);
   });

@@ -4,15 +4,20 @@ import { formatDuration } from '../../common/duration.js';
 import type { Env } from '../../common/env-variables.js';
 import { SinkError } from '../../errors.js';
 import { remoteText } from '../../http/remote-text.js';
+import type { Logger } from '../../log/logger.js';
 import { REDACTED } from '../../scrub/masked-text.js';
 import { scrubSecrets, type Secret } from '../../secret.js';
 import { parseFileContent, renderFile } from '../file/file-format.js';
 import type { SinkClient, SinkOpenContext, TokenMeta } from '../sink.js';
 import { metadataValues } from '../token-metadata.js';
 import { describeExec, type ExecSinkConfig } from './exec-sink-config.js';
-import { type ProgramResult, runProgram } from './run-program.js';
+import { type LeftBehind, OUTPUT_GRACE_MS, type ProgramResult, runProgram } from './run-program.js';
 
-/** What every program may see of the rotator's environment: enough to run, none of its credentials. */
+/**
+ * What every program may see of the rotator's environment: enough to run, none of its credentials.
+ * Nothing else of it reaches the program: its environment is built from these, passEnv (which
+ * refuses the rotator's own settings and credentials) and the TOKEN_ROTATOR_* values.
+ */
 const BASE_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR'];
 const RESULTS = ['created', 'updated', 'unchanged'] as const;
 
@@ -25,8 +30,10 @@ const META_VARIABLES = {
   rotatedAt: 'TOKEN_ROTATOR_ROTATED_AT',
 };
 
+type Operation = 'write' | 'read' | 'preflight';
+
 export function execSinkClient(context: SinkOpenContext): SinkClient<ExecSinkConfig> {
-  const envFor = (config: ExecSinkConfig, operation: 'write' | 'read' | 'preflight', meta?: TokenMeta): Record<string, string> => ({
+  const envFor = (config: ExecSinkConfig, operation: Operation, meta?: TokenMeta): Record<string, string> => ({
     ...pick(context.env, [...BASE_ENV, ...config.passEnv]),
     TOKEN_ROTATOR_OPERATION: operation,
     TOKEN_ROTATOR_FORMAT: config.format,
@@ -42,7 +49,13 @@ export function execSinkClient(context: SinkOpenContext): SinkClient<ExecSinkCon
       } catch (error) {
         throw new SinkError(`cannot write ${describeExec(config)}: ${(error as Error).message}`, { cause: error });
       }
-      const result = await run(config, config.program, config.command.slice(1), { input, env: envFor(config, 'write', meta), signal });
+      const result = await run(config, config.program, config.command.slice(1), {
+        input,
+        env: envFor(config, 'write', meta),
+        signal,
+        operation: 'write',
+        logger: context.logger,
+      });
       failUnlessZero(config, result, 'write', secret);
       // The program may say what it did on its first line; anything else counts as a change.
       const said = result.stdout.split('\n', 1)[0]!.trim();
@@ -52,7 +65,12 @@ export function execSinkClient(context: SinkOpenContext): SinkClient<ExecSinkCon
     async read(config, { signal }) {
       signal?.throwIfAborted();
       if (!config.read) return undefined; // write-only: the sink type says so, and nobody asks
-      const result = await run(config, config.read.program, config.read.command.slice(1), { env: envFor(config, 'read'), signal });
+      const result = await run(config, config.read.program, config.read.command.slice(1), {
+        env: envFor(config, 'read'),
+        signal,
+        operation: 'read',
+        logger: context.logger,
+      });
       failUnlessZero(config, result, 'read');
       return parseFileContent(config.format, result.stdout, config.envKey);
     },
@@ -70,6 +88,8 @@ export function execSinkClient(context: SinkOpenContext): SinkClient<ExecSinkCon
       const result = await run(config, config.preflight.program, config.preflight.command.slice(1), {
         env: envFor(config, 'preflight'),
         signal,
+        operation: 'preflight',
+        logger: context.logger,
       });
       failUnlessZero(config, result, 'preflight');
     },
@@ -86,19 +106,46 @@ async function run(
   config: ExecSinkConfig,
   program: string,
   args: string[],
-  options: { input?: string; env: Record<string, string>; signal: AbortSignal | undefined },
+  options: { input?: string; env: Record<string, string>; signal: AbortSignal | undefined; operation: Operation; logger: Logger },
 ): Promise<ProgramResult> {
   try {
     return await runProgram(program, args, {
-      ...options,
+      env: options.env,
       cwd: config.cwd,
       timeoutMs: config.timeoutMs,
+      ...(options.input !== undefined ? { input: options.input } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
+      onLeftBehind: (left) => reportLeftBehind(options.logger, config, options.operation, left),
     });
   } catch (error) {
     if ((error as Error)?.name === 'AbortError') throw error;
     throw new SinkError(
       `${describeExec(config)} could not be started: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
+  }
+}
+
+/**
+ * What a program left running after it ended, killed: said as a warning, with pids and never
+ * anything of the processes' own (their arguments may hold what the program was given). The
+ * write's own result stands on the program's exit.
+ */
+function reportLeftBehind(logger: Logger, config: ExecSinkConfig, operation: Operation, left: LeftBehind): void {
+  const fields = { sink: describeExec(config), operation, outputHeld: left.outputHeld };
+  const held = left.outputHeld ? `, holding its output open ${formatDuration(OUTPUT_GRACE_MS)} after it ended` : '';
+  if (left.killed.length > 0) {
+    logger.warn(
+      { ...fields, killed: left.killed },
+      `${operation} through ${describeExec(config)}: the program left ${left.killed.length} process(es) running${held}; killed them`,
+    );
+  } else if (left.outputHeld) {
+    const where =
+      left.searched === 'every-process'
+        ? 'by a process that could not be found (it left its session and cleared its environment)'
+        : 'by a process outside its process group, which cannot be searched for on this system; its group was killed';
+    logger.warn(
+      fields,
+      `${operation} through ${describeExec(config)}: its output was held open after it ended, ${where}; stopped reading it`,
     );
   }
 }

@@ -7,6 +7,7 @@ import { fromZodIssues } from '../../common/config-issues.js';
 import { durationSchema } from '../../common/duration-schema.js';
 import type { Env } from '../../common/env-variables.js';
 import { strictObject } from '../../common/strict-object.js';
+import { rotatorCredentialVariable } from '../../config/credential-variables.js';
 import type { ConfigIssue } from '../../errors.js';
 import { FILE_FORMATS, type FileFormat } from '../file/file-format.js';
 import type { SinkParseContext, SinkParseResult } from '../sink.js';
@@ -62,6 +63,7 @@ export function parseExecSinkConfig(raw: unknown, context: SinkParseContext): Si
   const { command, read, preflight, format, envKey, timeout, passEnv } = parsed.data;
   const issues: ConfigIssue[] = [];
   if (envKey !== undefined && format !== 'env') issues.push({ path: 'envKey', message: 'only used with format: env' });
+  issues.push(...passEnvIssues(passEnv));
   const env = context.env ?? process.env;
   const program = findProgram(command[0]!, context.policyDir, env, 'command[0]', issues);
   const reader = read ? findProgram(read[0]!, context.policyDir, env, 'read[0]', issues) : undefined;
@@ -82,6 +84,19 @@ export function parseExecSinkConfig(raw: unknown, context: SinkParseContext): Si
       cwd: context.policyDir,
     },
   };
+}
+
+/**
+ * The program is given none of the rotator's own settings and credentials, whatever passEnv says: a
+ * program that logs its environment, or is not what it claims, must not hold what the rotator holds.
+ * Credentials the policy names elsewhere (a Vault sink's tokenFrom) are checked across the policy
+ * (pass-env-references.ts).
+ */
+function passEnvIssues(passEnv: readonly string[]): ConfigIssue[] {
+  return passEnv.flatMap((name, index) => {
+    const why = rotatorCredentialVariable(name);
+    return why ? [{ path: `passEnv[${index}]`, message: `${why}: never passed to a program; give it credentials of its own` }] : [];
+  });
 }
 
 /**
