@@ -3,6 +3,7 @@ import type { ISecret } from 'kubernetes-models/v1/Secret';
 import { KubernetesError, SinkError } from '../../errors.js';
 import { kubernetesClient } from '../../kubernetes/client.js';
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../../kubernetes/names.js';
+import { rotatorObjectReason } from '../../kubernetes/rotator-objects.js';
 import { Secret } from '../../secret.js';
 import { parseFileContent, renderFile } from '../file/file-format.js';
 import type { SinkClient, SinkOpenContext, StoredTokenMeta, TokenMeta } from '../sink.js';
@@ -143,6 +144,9 @@ function render(config: KubernetesSecretSinkConfig, secret: Secret, meta: TokenM
 
 /** Why another tool's Secret is not ours to write; undefined when it is ours or the policy says to take it over. */
 function foreignReason(config: KubernetesSecretSinkConfig, existing: ISecret): string | undefined {
+  // The rotator's own state is nobody's sink, whatever the policy says: checked first, adopt or not.
+  const own = rotatorObjectReason(existing.metadata);
+  if (own) return own;
   if (existing.metadata?.labels?.[MANAGED_BY_LABEL] === MANAGED_BY || config.adopt) return undefined;
   const by = existing.metadata?.labels?.[MANAGED_BY_LABEL];
   return (
