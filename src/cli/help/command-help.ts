@@ -62,6 +62,15 @@ const HELP = {
     variables: 'network',
     exits: { ok: 'the policy and the environment are valid', failed: 'with --online: a check failed (each one is named)' },
   },
+  rbac: {
+    examples: [
+      'ROTATOR_STATE_BACKEND=kubernetes token-rotator rbac --config rotation.yaml --namespace token-rotator > rbac.yaml',
+      'token-rotator rbac --namespace apps --service-account ingest-rotator | kubectl apply -f -',
+    ],
+    variables: 'rbac',
+    exits: { ok: 'the Roles were printed (or that there is nothing to grant)' },
+    codes: ['ok', 'usage'],
+  },
   emulator: {
     examples: ['token-rotator emulator --port 18464 --seed seed.yaml --env-out emulator.env', 'token-rotator once --dotenv emulator.env'],
     variables: 'none',

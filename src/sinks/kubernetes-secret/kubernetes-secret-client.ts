@@ -232,8 +232,10 @@ function applyAdvice(config: KubernetesSecretSinkConfig, existing: ISecret | und
   const { namespace, name } = config;
   // An apply creates a missing Secret: its own path cannot be missing, only the namespace.
   if (error.status === 404) return `the namespace ${namespace} does not exist: create it, or correct namespace on the sink`;
-  // The API server authorizes an apply that creates as create too, and create cannot be granted by name.
-  if (error.status === 403 && !existing) return `creating the Secret needs create on secrets in ${namespace}, besides get and patch`;
+  // The API server authorizes an apply that creates as create too, of this Secret's name.
+  if (error.status === 403 && !existing) {
+    return `creating the Secret needs create on secrets in ${namespace}, besides get and patch (of this name: resourceNames [${name}], as token-rotator rbac prints it)`;
+  }
   // `immutable` cannot be unset either: the only way to a new value is a new Secret.
   if (error.status === 422 && existing?.immutable === true) {
     return `it is immutable (immutable: true), so its data cannot change: delete it (kubectl delete secret -n ${namespace} ${name}) for token-rotator to create it anew`;
