@@ -248,6 +248,19 @@ describe('the kubernetes state backend reads named objects only', () => {
     expect(JSON.parse(Buffer.from((index.data as { names: string }).names, 'base64').toString('utf8'))).toEqual(names.slice(6).sort());
   });
 
+  it("batches one process's index changes: many names starting at once update it in a few writes", async () => {
+    k.double.objects.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'batched' } });
+    const names = Array.from({ length: 30 }, (_, i) => `lane-${i}`);
+    const objects = kubernetesStateObjects(client(), 'batched');
+    const before = k.double.requests.length;
+    await Promise.all(names.map((name) => objects.journal.write(intent(name))));
+    expect((await objects.journal.names()).sort()).toEqual([...names].sort());
+    const writes = k.double.requests.slice(before).filter((r) => r.method !== 'GET' && r.path.endsWith('/token-rotator-state-index'));
+    expect(writes.length).toBeGreaterThan(0);
+    expect(writes.length).toBeLessThan(names.length / 2);
+    expect(writes.filter((r) => r.status === 409)).toEqual([]);
+  });
+
   it('says what to check, never to delete, when a state object belongs to another name', async () => {
     const { resolveLineage } = await import('../../src/state/lineage.js');
     const objects = kubernetesStateObjects(client(), 'token-rotator');

@@ -89,9 +89,44 @@ export function journalIndex(api: KubernetesClient, namespace: string): JournalI
     };
   }
 
+  /**
+   * Changes asked for while an update is in flight wait and go together in the next one: a run
+   * starting many rotations at once (its lanes) writes the index once per round, not once per name,
+   * and never races itself. Each name's changes come in order (add, then remove, under its lock).
+   */
+  let queued: Array<{ name: string; add: boolean; settle: (error?: unknown) => void }> = [];
+  let draining: Promise<void> | undefined;
+
+  async function drain(): Promise<void> {
+    while (queued.length > 0) {
+      const batch = queued;
+      queued = [];
+      try {
+        await update((names) => {
+          let changed = false;
+          for (const { name, add } of batch) {
+            if (add && !names.has(name)) changed = Boolean(names.add(name));
+            else if (!add && names.delete(name)) changed = true;
+          }
+          return changed;
+        });
+        for (const change of batch) change.settle();
+      } catch (error) {
+        for (const change of batch) change.settle(error);
+      }
+    }
+    draining = undefined;
+  }
+
+  const change = (name: string, add: boolean) =>
+    new Promise<void>((resolve, reject) => {
+      queued.push({ name, add, settle: (error) => (error === undefined ? resolve() : reject(error)) });
+      draining ??= drain();
+    });
+
   return {
     names: async () => [...(await read()).names],
-    add: (name) => update((names) => !names.has(name) && Boolean(names.add(name))),
-    remove: (name) => update((names) => names.delete(name)),
+    add: (name) => change(name, true),
+    remove: (name) => change(name, false),
   };
 }
