@@ -40,9 +40,10 @@ export function roleObjects(specs: readonly RoleSpec[], serviceAccount: ServiceA
 
 const HEADER = [
   ' The least privilege of token-rotator for one policy, as `token-rotator rbac` printed it: every',
-  ' object it reads or writes is named (resourceNames), except where Kubernetes cannot name one (a',
-  ' create, a list). Print it again whenever the policy gains, renames or drops a token, a sink or',
-  ' a reload: a name it does not grant is refused (403), and one it no longer needs stays granted.',
+  ' object it reads or writes is named (resourceNames), except where no name can be given: a create',
+  ' (POST) names no object, and a rollout by selector finds its workloads by listing. Print it again',
+  ' whenever the policy gains, renames or drops a token, a sink or a reload: what it does not name is',
+  ' refused (403), and what it no longer needs stays granted until you apply the new one.',
 ];
 
 const PURPOSE: Record<RoleSpec['purpose'], (spec: RoleSpec) => string> = {
