@@ -166,6 +166,22 @@ export async function run(argv: string[], given: CliIo): Promise<number> {
       exitCode = await validateCommand({ ...global(), ...options }, io);
     });
 
+  program
+    .command('rbac')
+    .description(
+      "print the least-privilege Kubernetes Roles for the policy: its sinks', reloads' and state's objects, by name (no network)",
+    )
+    .option(
+      '-n, --namespace <namespace>',
+      "the rotator's namespace: its ServiceAccount's and the default of the state, sinks and reloads (else the pod's or the kubeconfig context's)",
+    )
+    .option('--service-account <name>', 'the ServiceAccount the rotator runs as; the Roles are named after it', 'token-rotator')
+    .option('--json', 'print the Roles and RoleBindings as JSON')
+    .action(async (options: { namespace?: string; serviceAccount?: string; json?: boolean }) => {
+      const { rbacCommand } = await import('./commands/rbac.js');
+      exitCode = await rbacCommand({ ...global(), ...options }, io);
+    });
+
   const emulator = program
     .command('emulator')
     .description(

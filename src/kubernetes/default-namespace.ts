@@ -24,6 +24,20 @@ const defaultsOfThisParse = forThisTurn(() => new WeakMap<Env, string | undefine
 
 function defaultOfThisParse(env: Env): string | undefined {
   const defaults = defaultsOfThisParse();
-  if (!defaults.has(env)) defaults.set(env, defaultNamespace(env));
+  if (!defaults.has(env)) defaults.set(env, givenDefaults.get(env) ?? defaultNamespace(env));
   return defaults.get(env);
+}
+
+/** Environments made by withDefaultNamespace, and the namespace each stands for. */
+const givenDefaults = new WeakMap<Env, string>();
+
+/**
+ * The environment as a pod of `namespace` sees it, for parsing a policy: what names no namespace
+ * means this one, as it will in that pod, whatever this machine's kubeconfig says. For commands that
+ * speak for a pod elsewhere (`token-rotator rbac --namespace`).
+ */
+export function withDefaultNamespace(env: Env, namespace: string): Env {
+  const copy = { ...env };
+  givenDefaults.set(copy, namespace);
+  return copy;
 }

@@ -32,11 +32,17 @@ export async function findStrayEntries(policy: Pick<Policy, 'tokens'>, journal: 
   const strays = listed.filter((name) => !names.has(name));
   return Promise.all(
     strays.map(async (name): Promise<StrayEntry> => {
-      const phase = await journal.read(name).then(
-        (entry) => entry?.phase ?? 'unreadable',
-        () => 'unreadable' as const,
+      // Why it cannot be read matters: damaged, or (in a cluster) no longer granted to the rotator.
+      const { phase, why } = await journal.read(name).then(
+        (entry) => ({ phase: entry?.phase ?? ('unreadable' as const), why: undefined }),
+        (error: unknown) => ({ phase: 'unreadable' as const, why: (error as Error)?.message }),
       );
-      const holds = phase === 'staged' || phase === 'held' ? ` It holds a new secret (${phase}).` : ` (${phase})`;
+      const holds =
+        phase === 'staged' || phase === 'held'
+          ? ` It holds a new secret (${phase}).`
+          : why
+            ? ` It cannot be read (${why}); it may hold a new secret.`
+            : ` (${phase})`;
       return {
         name,
         phase,

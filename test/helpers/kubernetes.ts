@@ -7,8 +7,11 @@ import { type KubernetesDouble, startKubernetesDouble } from '../../src/emulator
  * The Kubernetes API double with a kubeconfig for it in `dir` (0600: it holds the bearer), and the
  * environment that makes token-rotator (and kubectl) use it and nothing else.
  */
-export async function kubernetesHere(dir: string, options: { namespaces?: string[]; namespace?: string } = {}) {
-  const double = await startKubernetesDouble({ namespaces: options.namespaces ?? ['apps', 'token-rotator'] });
+export async function kubernetesHere(dir: string, options: { namespaces?: string[]; namespace?: string; user?: string } = {}) {
+  const double = await startKubernetesDouble({
+    namespaces: options.namespaces ?? ['apps', 'token-rotator'],
+    ...(options.user ? { user: options.user } : {}),
+  });
   const kubeconfig = join(dir, 'kubeconfig');
   await writeFile(kubeconfig, double.kubeconfig({ namespace: options.namespace ?? 'token-rotator' }), { mode: 0o600 });
   return { double, kubeconfig, env: { KUBECONFIG: kubeconfig, HOME: dir } };

@@ -9,7 +9,7 @@ import { runCli } from '../helpers/cli.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const exec = promisify(execFile);
-const COMMANDS = ['once', 'plan', 'daemon', 'rotate', 'status', 'validate', 'emulator', 'completion'];
+const COMMANDS = ['once', 'plan', 'daemon', 'rotate', 'status', 'validate', 'rbac', 'emulator', 'completion'];
 let dir: string;
 
 beforeAll(async () => {

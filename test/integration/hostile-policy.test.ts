@@ -42,6 +42,9 @@ describe('a hostile or careless policy', () => {
         { name: 'b', id: 'b1', sinks: [sink('state')] },
         { name: 'c', id: 'c1', sinks: [sink('rotation.yaml')] },
         { name: 'd', id: 'd1', sinks: [sink('rotator.env')] },
+        // Every kind of file the file backend keeps: records, journal entries (above) and lock files.
+        { name: 'e', id: 'e1', sinks: [sink('state/tokens/e.json')] },
+        { name: 'f', id: 'f1', sinks: [sink('state/locks/f.lock')] },
       ],
     });
     expectRefused(
@@ -50,6 +53,8 @@ describe('a hostile or careless policy', () => {
       /tokens\[1\]\.sinks\[0\]: writes inside the state folder/,
       /tokens\[2\]\.sinks\[0\]: would overwrite the policy file/,
       /tokens\[3\]\.sinks\[0\]: would overwrite .*rotator\.env, which the environment is read from/,
+      /tokens\[4\]\.sinks\[0\]: writes inside the state folder/,
+      /tokens\[5\]\.sinks\[0\]: writes inside the state folder/,
     );
   });
 

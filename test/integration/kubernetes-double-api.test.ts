@@ -2,7 +2,7 @@ import { request } from 'node:https';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { type KubernetesDouble, startKubernetesDouble } from '../../src/emulator/kubernetes/index.js';
+import { type JsonObject, type KubernetesDouble, startKubernetesDouble } from '../../src/emulator/kubernetes/index.js';
 
 type Json = Record<string, unknown>;
 
@@ -479,6 +479,84 @@ describe('Kubernetes API double, raw API', () => {
       double.forbidden.length = 0;
     }
     expect((await applyTo('created-by-apply')).status).toBe(201);
+  });
+
+  it('authorizes as RBAC when given Roles and bindings: resourceNames, the binding namespace, create by name only on apply', async () => {
+    const ci = '/api/v1/namespaces/ci/secrets';
+    await api('POST', ci, secret('granted', { stringData: { token: 'x' } }));
+    await api('POST', ci, secret('other', { stringData: { token: 'y' } }));
+    const role = (namespace: string, rules: JsonObject[]): JsonObject => ({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: 'r', namespace },
+      rules,
+    });
+    const binding = (namespace: string, subject: JsonObject): JsonObject => ({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: 'r', namespace },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'r' },
+      subjects: [subject],
+    });
+    const me = { kind: 'User', name: 'token-rotator-double' };
+    double.rbac = [
+      role('ci', [
+        { apiGroups: [''], resources: ['secrets'], resourceNames: ['granted', 'made-by-apply'], verbs: ['get', 'list', 'patch', 'create'] },
+      ]),
+      binding('ci', me),
+      // Bound to someone else, and a Role of another namespace: neither grants anything here.
+      role('default', [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }]),
+      binding('default', { kind: 'ServiceAccount', name: 'someone', namespace: 'default' }),
+    ];
+    try {
+      const status = async (method: string, path: string, body?: unknown, type?: string) => (await api(method, path, body, type)).status;
+      expect(await status('GET', `${ci}/granted`)).toBe(200);
+      expect(await api('GET', `${ci}/other`)).toMatchObject({
+        status: 403,
+        body: {
+          message:
+            'secrets "other" is forbidden: User "token-rotator-double" cannot get resource "secrets" in API group "" in the namespace "ci"',
+        },
+      });
+      // A list is about a name only when a field selector asks for exactly that name.
+      expect(await status('GET', ci)).toBe(403);
+      expect(await status('GET', `${ci}?fieldSelector=metadata.name%3Dgranted`)).toBe(200);
+      expect(await status('GET', `${ci}?fieldSelector=metadata.name%3Dother`)).toBe(403);
+      // A POST names no object: a create rule with resourceNames never allows it.
+      expect(await status('POST', ci, secret('made-by-apply'))).toBe(403);
+      // An apply that creates is authorized as create of its own name: allowed for a granted name only.
+      const apply = (name: string) =>
+        api('PATCH', `${ci}/${name}?fieldManager=token-rotator`, { ...secret(name), data: { token: b64('t') } }, APPLY);
+      expect((await apply('made-by-apply')).status).toBe(201);
+      expect(await apply('not-granted')).toMatchObject({
+        status: 403,
+        body: { message: expect.stringContaining('"not-granted" is forbidden') },
+      });
+      expect(await status('GET', `${secrets}/anything`)).toBe(403);
+      expect(await status('GET', '/api/v1/namespaces/ci')).toBe(403);
+      // A ServiceAccount subject is its user, and a ClusterRoleBinding grants everywhere.
+      double.rbac = [
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'ClusterRole',
+          metadata: { name: 'reader' },
+          rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }],
+        },
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'ClusterRoleBinding',
+          metadata: { name: 'reader' },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'reader' },
+          subjects: [{ kind: 'Group', name: 'system:authenticated' }],
+        },
+      ];
+      expect(await status('GET', `${ci}/other`)).toBe(200);
+      expect(await status('GET', `${secrets}/missing`)).toBe(404);
+      expect(await status('GET', ci)).toBe(403);
+    } finally {
+      double.rbac = undefined;
+    }
+    expect((await api('GET', ci)).status).toBe(200);
   });
 
   it('runs a dry run through admission and validation and stores nothing: a missing namespace, an immutable Secret', async () => {

@@ -6,8 +6,10 @@ import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 
+import { run } from '../../src/cli/run.js';
 import { VARIABLES } from '../../src/config/env.js';
 import { parsePolicy } from '../../src/config/load-policy.js';
+import { JOURNAL_INDEX_NAME, leaseObjectName, stateObjectName } from '../../src/kubernetes/rotator-objects.js';
 
 /**
  * The Kubernetes examples as users apply them: each overlay rendered by the real `kubectl kustomize`
@@ -124,6 +126,14 @@ const EXTERNAL: Record<string, string> = {
   'ConfigMap apps/kube-root-ca.crt': "published by Kubernetes in every namespace: the cluster's CA, for the sidecar's projected token",
   'Secret apps/ingest-api-token': 'written by the kubernetes-secret sink (RBAC resourceNames)',
   'Deployment apps/ingest-api': 'the app that the rollout reload restarts (RBAC resourceNames)',
+  // The state of the policies' one token, in the rotator's namespace: created by the rotator itself.
+  ...Object.fromEntries(
+    [ROTATOR_NAMESPACE, APP_NAMESPACE].flatMap((namespace) => [
+      [`Secret ${namespace}/${stateObjectName('ingest-api')}`, "the token's state Secret (RBAC resourceNames)"],
+      [`Secret ${namespace}/${JOURNAL_INDEX_NAME}`, 'the journal index of the state (RBAC resourceNames)'],
+      [`Lease ${namespace}/${leaseObjectName('ingest-api')}`, "the token's Lease (RBAC resourceNames)"],
+    ]),
+  ),
 };
 
 /** Every object of each overlay: kind namespace/name, generated names without their hash. */
@@ -160,28 +170,6 @@ const EXPECTED_OBJECTS: Record<Overlay, string[]> = {
   ],
 };
 
-/** The state backend's needs: Secrets and Leases in the state namespace (names derived, see state-role.yaml). */
-const STATE_RULES: PolicyRule[] = [
-  { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
-  { apiGroups: [''], resources: ['secrets'], verbs: ['list'] },
-  { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'update', 'delete'] },
-  { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
-  { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'] },
-];
-
-/** The sink's and the reload's needs in apps, by name wherever Kubernetes can restrict by name. */
-const DELIVER_RULES: PolicyRule[] = [
-  { apiGroups: [''], resources: ['secrets'], resourceNames: ['ingest-api-token'], verbs: ['get', 'patch'] },
-  { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
-  { apiGroups: ['apps'], resources: ['deployments'], resourceNames: ['ingest-api'], verbs: ['get', 'patch'] },
-];
-
-const EXPECTED_ROLES: Record<Overlay, Record<string, PolicyRule[]>> = {
-  cronjob: { 'token-rotator/token-rotator-state': STATE_RULES, 'apps/token-rotator-deliver': DELIVER_RULES },
-  deployment: { 'token-rotator/token-rotator-state': STATE_RULES, 'apps/token-rotator-deliver': DELIVER_RULES },
-  sidecar: { 'apps/token-rotator-state': STATE_RULES },
-};
-
 /** Where each overlay's policy comes from. */
 const POLICY_FILES: Record<Overlay, string> = {
   cronjob: 'config/kubernetes/policy/rotation.yaml',
@@ -189,8 +177,29 @@ const POLICY_FILES: Record<Overlay, string> = {
   sidecar: 'config/kubernetes/overlays/sidecar/rotation.yaml',
 };
 
+/** The Roles each overlay carries, as `token-rotator rbac` printed them, and the rotator's namespace they were printed for. */
+const RBAC: Record<Overlay, { file: string; namespace: string }> = {
+  cronjob: { file: 'config/kubernetes/policy/rbac.yaml', namespace: ROTATOR_NAMESPACE },
+  deployment: { file: 'config/kubernetes/policy/rbac.yaml', namespace: ROTATOR_NAMESPACE },
+  sidecar: { file: 'config/kubernetes/overlays/sidecar/rbac.yaml', namespace: APP_NAMESPACE },
+};
+
 /** Verbs that Kubernetes can restrict by resourceNames (create and deletecollection never; list and watch only with a name field selector). */
 const NAMEABLE_VERBS = new Set(['get', 'update', 'patch', 'delete']);
+
+/** What `token-rotator rbac` prints for an overlay's policy, run as the product (in-process, with the kubernetes state backend). */
+async function printedRbac(overlay: Overlay): Promise<string> {
+  let stdout = '';
+  let stderr = '';
+  const code = await run(['rbac', '--config', POLICY_FILES[overlay], '--namespace', RBAC[overlay].namespace], {
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: (text: string) => (stderr += text) },
+    env: { ROTATOR_STATE_BACKEND: 'kubernetes', HOME: root },
+    cwd: root,
+  });
+  expect(code, stderr).toBe(0);
+  return stdout;
+}
 
 const execFileAsync = promisify(execFile);
 
@@ -387,11 +396,18 @@ describe.each(OVERLAYS)('config/kubernetes/overlays/%s rendered by kubectl kusto
     expect(problems).toEqual([]);
   });
 
-  it('grants exactly the least-privilege rules, each Role bound to the rotator alone', () => {
+  it('grants exactly the least-privilege rules `token-rotator rbac` prints for its policy, each Role bound to the rotator alone', async () => {
     const objects = objectsOf(overlay);
     expect(objects.filter((o) => o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding')).toEqual([]);
+    const printed = await printedRbac(overlay);
+    // The file the overlay carries is the command's output, comments and all: print it again to update it.
+    expect(readFileSync(resolve(root, RBAC[overlay].file), 'utf8'), `${RBAC[overlay].file} is what token-rotator rbac prints`).toBe(
+      printed,
+    );
+    const rbacKinds = (list: K8sObject[]) =>
+      list.filter((o) => o.kind === 'Role' || o.kind === 'RoleBinding').sort((a, b) => idOf(a).localeCompare(idOf(b)));
+    expect(rbacKinds(objects)).toEqual(rbacKinds(parseAllDocuments(printed).map((d) => d.toJS() as K8sObject)));
     const roles = objects.filter((o) => o.kind === 'Role');
-    expect(Object.fromEntries(roles.map((r) => [`${r.metadata.namespace}/${r.metadata.name}`, r.rules]))).toEqual(EXPECTED_ROLES[overlay]);
     const rotator = find(objects, 'ServiceAccount', overlay === 'sidecar' ? APP_NAMESPACE : ROTATOR_NAMESPACE, 'token-rotator')!;
     for (const role of roles) {
       const bindings = objects.filter(
@@ -407,6 +423,17 @@ describe.each(OVERLAYS)('config/kubernetes/overlays/%s rendered by kubectl kusto
     }
   });
 
+  it('lists nothing, so no Role reads a Secret it is not given by name (the state Role included)', () => {
+    for (const role of objectsOf(overlay).filter((o) => o.kind === 'Role')) {
+      for (const rule of role.rules as PolicyRule[]) {
+        const where = `${idOf(role)} ${JSON.stringify(rule)}`;
+        expect(rule.verbs, where).not.toContain('list');
+        expect(rule.verbs, where).not.toContain('watch');
+        if (rule.verbs.some((v) => NAMEABLE_VERBS.has(v))) expect(rule.resourceNames, `${where}: not restricted by name`).toBeDefined();
+      }
+    }
+  });
+
   it('uses no wildcard, and names resources wherever Kubernetes can restrict by name', () => {
     for (const role of objectsOf(overlay).filter((o) => o.kind === 'Role')) {
       for (const rule of role.rules as PolicyRule[]) {
@@ -417,17 +444,13 @@ describe.each(OVERLAYS)('config/kubernetes/overlays/%s rendered by kubectl kusto
           where,
         ).toBe(false);
         if (rule.resourceNames) {
-          // A create or list rule with resourceNames authorizes nothing the rotator does: it would be a silent denial.
-          expect(
-            rule.verbs.every((v) => NAMEABLE_VERBS.has(v)),
-            `${where}: resourceNames with a verb that cannot be restricted by name`,
-          ).toBe(true);
+          // A list, or a create alone, with resourceNames authorizes nothing the rotator does (a POST names
+          // no object): a silent denial. A create beside patch is the apply that creates a Secret, which
+          // the API server authorizes as create of that name.
+          const nameable = rule.verbs.every((v) => NAMEABLE_VERBS.has(v) || (v === 'create' && rule.verbs.includes('patch')));
+          expect(nameable, `${where}: resourceNames with a verb that cannot be restricted by name`).toBe(true);
           expect(rule.resourceNames.length, where).toBeGreaterThan(0);
         }
-        // Outside the state namespace, every get/update/patch/delete names its objects.
-        const isStateRole = role.metadata.name === 'token-rotator-state';
-        if (!isStateRole && rule.verbs.some((v) => NAMEABLE_VERBS.has(v)))
-          expect(rule.resourceNames, `${where}: not restricted by name`).toBeDefined();
       }
     }
   });
@@ -453,7 +476,9 @@ describe.each(OVERLAYS)('config/kubernetes/overlays/%s rendered by kubectl kusto
       const namespace = namespaced(sink.namespace);
       expect(granted(namespace, 'secrets', 'get'), `get secret ${namespace}/${sink.name}`).toContain(sink.name);
       expect(granted(namespace, 'secrets', 'patch'), `patch secret ${namespace}/${sink.name}`).toContain(sink.name);
-      expect(granted(namespace, 'secrets', 'create'), `create secret in ${namespace}`).toEqual(['(any)']);
+      expect(granted(namespace, 'secrets', 'create'), `create secret ${namespace}/${sink.name} (the apply that creates it)`).toContain(
+        sink.name,
+      );
     }
     for (const rollout of rollouts) {
       const namespace = namespaced(rollout.namespace);

@@ -59,6 +59,11 @@ describe('on Kubernetes, against the API double, as a new user would', () => {
     return response.ok ? ((await response.json()) as { id: string; name: string }) : undefined;
   }
   const kubectl = (...args: string[]) => run('kubectl', ['--kubeconfig', k.kubeconfig, ...args]);
+  /** The state Secrets of the names (not the journal index beside them). */
+  const stateSecrets = () =>
+    k.double.objects
+      .list('secrets', stateNamespace)
+      .filter((s) => (s.metadata as { labels?: Record<string, string> }).labels?.['token-rotator.io/role'] === 'state');
   const writes = (since: number, path: string) => k.double.requests.slice(since).filter((r) => r.method !== 'GET' && r.path.includes(path));
   /** No secret the token service issued sits in a state Secret: staged secrets are sealed, and erased at commit. */
   function expectStateWithoutSecrets() {
@@ -94,7 +99,7 @@ describe('on Kubernetes, against the API double, as a new user would', () => {
     const firstRestart = restartedAt(k.double, 'apps', 'ingest-api');
     expect(firstRestart).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     // The state is in the cluster: one labelled Secret, the Lease released.
-    const state = k.double.objects.list('secrets', stateNamespace);
+    const state = stateSecrets();
     expect(state.map((s) => (s.metadata as { labels: Record<string, string> }).labels)).toEqual([
       { 'app.kubernetes.io/managed-by': 'token-rotator', 'token-rotator.io/role': 'state' },
     ]);
@@ -303,7 +308,7 @@ describe('on Kubernetes, against the API double, as a new user would', () => {
       expect(killed.signal).toBe('SIGKILL');
       if (step === 'staged') {
         // The staged secret waits in the state Secret, sealed.
-        const stateSecret = k.double.objects.list('secrets', stateNamespace)[0]!;
+        const stateSecret = stateSecrets()[0]!;
         const journal = Buffer.from((stateSecret.data as { journal: string }).journal, 'base64').toString('utf8');
         expect(JSON.parse(journal)).toMatchObject({ phase: 'staged', staged: { secret: { sealed: { alg: 'A256GCM' } } } });
         expectStateWithoutSecrets();
@@ -313,13 +318,13 @@ describe('on Kubernetes, against the API double, as a new user would', () => {
       expect(after.code, after.stderr).toBe(orphans > 0 ? 1 : 0);
       expect((killed.stderr + after.stderr).match(/ORPHANED TOKEN/g) ?? []).toHaveLength(orphans);
       expect(fx.emulator.requests.filter((r) => r.op === 'regenerate' && r.committed)).toHaveLength(regenerated);
-      const record = JSON.parse(
-        Buffer.from((k.double.objects.list('secrets', stateNamespace)[0]!.data as { record: string }).record, 'base64').toString('utf8'),
-      ) as { currentId: string };
+      const record = JSON.parse(Buffer.from((stateSecrets()[0]!.data as { record: string }).record, 'base64').toString('utf8')) as {
+        currentId: string;
+      };
       expect(await whoami(secretData(k.double, 'apps', `${name}-a`, 'token'))).toMatchObject({ id: record.currentId });
       const json = JSON.parse(secretData(k.double, 'apps', `${name}-b`, 'token')!) as { token: string; id: string };
       expect(await whoami(json.token)).toMatchObject({ id: record.currentId });
-      expect((k.double.objects.list('secrets', stateNamespace)[0]!.data as Record<string, string>).journal).toBeUndefined();
+      expect((stateSecrets()[0]!.data as Record<string, string>).journal).toBeUndefined();
       expectStateWithoutSecrets();
       // And a third run finds nothing to do.
       const third = await cli('once', '--json');

@@ -16,6 +16,7 @@ import {
   TOKEN_NAME_ANNOTATION,
 } from '../../src/state/backends/kubernetes/state-objects.js';
 import { openStateBackend } from '../../src/state/backends/registry.js';
+import { type IntentEntry, JOURNAL_VERSION } from '../../src/state/journal-entry.js';
 import type { StateBackend } from '../../src/state/state-backend.js';
 import { type BackendHarness, stateBackendContract } from '../contracts/state-backend-contract.js';
 import { silentLogger } from '../fakes/fake-deps.js';
@@ -112,6 +113,21 @@ async function openHarness(): Promise<BackendHarness> {
 vi.setConfig({ testTimeout: 60_000 });
 stateBackendContract('kubernetes', openHarness);
 
+/** An intent entry of `name`: a rotation just started. */
+const intent = (name: string): IntentEntry => ({
+  version: JOURNAL_VERSION,
+  name,
+  rotationId: `r-${name}`,
+  phase: 'intent',
+  reason: 'due',
+  startedAt: '2026-11-22T12:00:00.000Z',
+  oldId: 'tok-1',
+  oldExpiresAt: null,
+  existingTokenExpiresAt: '2026-11-22T13:00:00.000Z',
+  newTokenExpiresAt: null,
+  delivered: [],
+});
+
 describe('the kubernetes state backend, in the cluster', () => {
   it('keeps one labelled Secret per name (record and journal), and one Lease, with names safe for any token name', async () => {
     const backend = await openStateBackend('kubernetes', {
@@ -185,23 +201,89 @@ describe('the kubernetes state backend, in the cluster', () => {
 
   it('deletes the Secret when a name has neither record nor journal entry left', async () => {
     const objects = kubernetesStateObjects(client(), 'token-rotator');
-    const { JOURNAL_VERSION } = await import('../../src/state/journal-entry.js');
-    await objects.journal.write({
-      version: JOURNAL_VERSION,
-      name: 'passing',
-      rotationId: 'r1',
-      phase: 'intent',
-      reason: 'due',
-      startedAt: '2026-11-22T12:00:00.000Z',
-      oldId: 'tok-1',
-      oldExpiresAt: null,
-      existingTokenExpiresAt: '2026-11-22T13:00:00.000Z',
-      newTokenExpiresAt: null,
-      delivered: [],
-    });
+    await objects.journal.write(intent('passing'));
     expect(await objects.journal.names()).toContain('passing');
     await objects.journal.erase('passing');
     expect(k.double.objects.get('secrets', 'token-rotator', stateObjectName('passing'))).toBeUndefined();
     expect(await objects.journal.names()).not.toContain('passing');
+  });
+});
+
+describe('the kubernetes state backend reads named objects only', () => {
+  it('never LISTs: every state object, Lease and journal index is read by its name', async () => {
+    const { resolveLineage } = await import('../../src/state/lineage.js');
+    const backend = await openStateBackend('kubernetes', {
+      dir,
+      env: { ...k.env, ROTATOR_STATE_NAMESPACE: 'token-rotator' },
+      clock: systemClock,
+      logger: silentLogger(),
+    });
+    const lock = await backend.locks.acquire('listless', { waitMs: 0 });
+    if (!('held' in lock)) throw new Error('expected the lock');
+    await backend.journal.write(intent('listless'));
+    await backend.state.write(resolveLineage({ name: 'listless', id: 'tok-1' }, undefined, new Date()).record);
+    expect(await backend.journal.names()).toContain('listless');
+    await backend.journal.erase('listless');
+    expect(await backend.journal.names()).not.toContain('listless');
+    await lock.held.release();
+    // Everything this file did so far (the whole StateBackend contract, crashes and takeovers, when run in full) and this.
+    expect(k.double.requests.filter((r) => r.verb === 'list')).toEqual([]);
+    expect(k.double.requests.filter((r) => r.path.includes('/token-rotator-state-index')).length).toBeGreaterThan(0);
+  });
+
+  it('finds the names with an unfinished rotation through its index, also when many start at once', async () => {
+    k.double.objects.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'indexed' } });
+    const names = Array.from({ length: 12 }, (_, i) => `name-${i}`);
+    // A process per name, as a daemon's lanes or several CronJob pods would be.
+    await Promise.all(names.map((name) => kubernetesStateObjects(client(), 'indexed').journal.write(intent(name))));
+    const objects = kubernetesStateObjects(client(), 'indexed');
+    expect((await objects.journal.names()).sort()).toEqual([...names].sort());
+    await Promise.all(names.slice(0, 6).map((name) => kubernetesStateObjects(client(), 'indexed').journal.erase(name)));
+    expect((await objects.journal.names()).sort()).toEqual(names.slice(6).sort());
+    const index = k.double.objects.get('secrets', 'indexed', 'token-rotator-state-index')!;
+    expect((index.metadata as { labels: Record<string, string> }).labels).toEqual({
+      'app.kubernetes.io/managed-by': 'token-rotator',
+      [ROLE_LABEL]: 'index',
+    });
+    expect(JSON.parse(Buffer.from((index.data as { names: string }).names, 'base64').toString('utf8'))).toEqual(names.slice(6).sort());
+  });
+
+  it("batches one process's index changes: many names starting at once update it in a few writes", async () => {
+    k.double.objects.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'batched' } });
+    const names = Array.from({ length: 30 }, (_, i) => `lane-${i}`);
+    const objects = kubernetesStateObjects(client(), 'batched');
+    const before = k.double.requests.length;
+    await Promise.all(names.map((name) => objects.journal.write(intent(name))));
+    expect((await objects.journal.names()).sort()).toEqual([...names].sort());
+    const writes = k.double.requests.slice(before).filter((r) => r.method !== 'GET' && r.path.endsWith('/token-rotator-state-index'));
+    expect(writes.length).toBeGreaterThan(0);
+    expect(writes.length).toBeLessThan(names.length / 2);
+    expect(writes.filter((r) => r.status === 409)).toEqual([]);
+  });
+
+  it('says what to check, never to delete, when a state object belongs to another name', async () => {
+    const { resolveLineage } = await import('../../src/state/lineage.js');
+    const objects = kubernetesStateObjects(client(), 'token-rotator');
+    await objects.journal.write(intent('owned'));
+    await objects.state.write(resolveLineage({ name: 'owned', id: 'tok-1' }, undefined, new Date()).record);
+    // What a sink of another token did to it: its own annotation written over the owner's.
+    const stored = k.double.objects.get('secrets', 'token-rotator', stateObjectName('owned'))!;
+    const metadata = stored.metadata as { annotations: Record<string, string> };
+    k.double.objects.put({
+      ...stored,
+      metadata: { ...metadata, annotations: { ...metadata.annotations, [TOKEN_NAME_ANNOTATION]: 'intruder' } },
+    });
+    const error = (await kubernetesStateObjects(client(), 'token-rotator')
+      .journal.read('owned')
+      .catch((e: unknown) => e)) as Error;
+    expect(error).toMatchObject({ code: 'ERR_STATE' });
+    expect(error.message).toMatch(/is not the state of 'owned'.*"intruder"/);
+    expect(error.message).toMatch(/Do not delete it: its "journal" key may hold the only copy of a new secret of 'owned'/);
+    expect(error.message).toContain(
+      `kubectl annotate --overwrite secret -n token-rotator ${stateObjectName('owned')} ${TOKEN_NAME_ANNOTATION}=owned`,
+    );
+    expect(error.message).not.toMatch(/aside|kubectl delete/);
+    // Nothing was written to it.
+    expect(k.double.objects.get('secrets', 'token-rotator', stateObjectName('owned'))!.data).toEqual(stored.data);
   });
 });

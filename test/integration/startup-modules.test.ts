@@ -131,6 +131,19 @@ describe.skipIf(!hooks)('start-up: what each command loads', () => {
     expect(ours.filter((file) => file.startsWith('cli/commands/'))).toEqual(['cli/commands/validate.js']);
   });
 
+  it('rbac reads the policy and the environment alone: no HTTP client, no Kubernetes client, no logger', async () => {
+    const { code, stdout, packages, ours } = await loaded(
+      ['rbac', '--config', 'rotation.yaml', '--dotenv', 'rotator.env', '--namespace', 'rotator'],
+      'rbac',
+    );
+    expect(code).toBe(0);
+    expect(stdout).toContain('# Nothing to grant');
+    for (const unused of ['got', 'openid-client', 'pino', 'http2-wrapper', 'kubernetes-models'])
+      expect(packages, unused).not.toContain(unused);
+    for (const unused of ['kubernetes/client.js', 'state/backends/kubernetes/state-objects.js']) expect(ours, unused).not.toContain(unused);
+    expect(ours.filter((file) => file.startsWith('cli/commands/'))).toEqual(['cli/commands/rbac.js']);
+  });
+
   it('JSON logs do not load pino-pretty', async () => {
     // A command that logs (status, with no state yet), on a pipe: JSON lines.
     const { packages } = await loaded(['status', '--config', 'rotation.yaml', '--dotenv', 'rotator.env'], 'status');

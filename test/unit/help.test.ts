@@ -18,7 +18,7 @@ async function cli(argv: string[]): Promise<{ code: number; stdout: string; stde
   return { code, stdout, stderr };
 }
 
-const COMMANDS = ['once', 'plan', 'daemon', 'rotate', 'status', 'validate', 'emulator', 'completion'];
+const COMMANDS = ['once', 'plan', 'daemon', 'rotate', 'status', 'validate', 'rbac', 'emulator', 'completion'];
 
 describe('--help', () => {
   it('lists every command, and the exit codes, read from EXIT', async () => {

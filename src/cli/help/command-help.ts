@@ -67,6 +67,15 @@ const HELP = {
         'the policy or the environment was refused: every problem is listed with its path (with --json, on stdout too, with its line and column in the policy where known)',
     },
   },
+  rbac: {
+    examples: [
+      'ROTATOR_STATE_BACKEND=kubernetes token-rotator rbac --config rotation.yaml --namespace token-rotator > rbac.yaml',
+      'token-rotator rbac --namespace apps --service-account ingest-rotator | kubectl apply -f -',
+    ],
+    variables: 'rbac',
+    exits: { ok: 'the Roles were printed (or that there is nothing to grant)' },
+    codes: ['ok', 'usage'],
+  },
   emulator: {
     examples: ['token-rotator emulator --port 18464 --seed seed.yaml --env-out emulator.env', 'token-rotator once --dotenv emulator.env'],
     variables: 'none',

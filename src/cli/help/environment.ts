@@ -46,6 +46,7 @@ export const VARIABLES_READ = {
   network: [...LOCAL, ...SERVICE],
   daemon: [...LOCAL, ...SERVICE, 'ROTATOR_LISTEN'],
   local: LOCAL,
+  rbac: ['ROTATOR_CONFIG', 'ROTATOR_STATE_BACKEND', 'ROTATOR_STATE_NAMESPACE'],
 } satisfies Record<string, Variable[]>;
 
 /** The "Environment:" block of a command's help. */

@@ -7,7 +7,7 @@ import type { DependencyFailure } from '../../errors.js';
  */
 export const API_VERSION = 'token-rotator/v1';
 
-export type OutputKind = 'PlanResult' | 'RunResult' | 'RotateResult' | 'Status' | 'Validation';
+export type OutputKind = 'PlanResult' | 'RunResult' | 'RotateResult' | 'Status' | 'Validation' | 'Rbac';
 
 /** A failure every token met the same way, said once rather than per token. */
 export interface SharedProblem {

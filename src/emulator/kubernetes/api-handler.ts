@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseYaml } from 'yaml';
 
 import type { Clock } from '../../clock.js';
-import { authorize, authorizeCreateOnWrite, type ForbiddenAccess } from './access-rules.js';
+import { type AccessRules, authorize, authorizeCreateOnWrite } from './access-rules.js';
 import { type ApiPath, parseApiPath } from './api-paths.js';
 import {
   aggregatedContentType,
@@ -23,6 +23,7 @@ import { groupVersionDocument, openApiRoot } from './openapi.js';
 import { patchObject } from './patch-verb.js';
 import { decodeProtobufObject, PROTOBUF_MEDIA_TYPE } from './protobuf/secret-message.js';
 import { ProtobufError } from './protobuf/wire.js';
+import { listedName } from './rbac.js';
 import type { FieldValidation, Registry, WriteOptions } from './registry.js';
 import type { RecordedKubeRequest } from './request-log.js';
 import { apiVersionOf, type ResourceType } from './resource-types.js';
@@ -55,8 +56,8 @@ export interface ApiHandlerOptions {
   store: ObjectStore;
   clock: Clock;
   requests: RecordedKubeRequest[];
-  /** What the bearer's user may not do; read at each request, so a test may change it between calls. */
-  forbidden: readonly ForbiddenAccess[];
+  /** What the bearer's user may do; read at each request, so a test may change it between calls. */
+  access: () => AccessRules;
   /** The user the bearer token authenticates as, for Forbidden messages. */
   user: string;
   /** host:port, for /api's serverAddressByClientCIDRs. */
@@ -159,11 +160,12 @@ export function createApiHandler(options: ApiHandlerOptions): (req: IncomingMess
     const verb = verbOf(method, path.kind, url);
     if (verb) {
       try {
-        authorize(options.forbidden, options.user, {
+        authorize(options.access(), options.user, {
           verb,
           type,
           namespace: path.namespace,
-          name: path.kind === 'object' ? path.name : '',
+          // A list by one name (a field selector) is authorized as about that name, as RequestInfo does.
+          name: path.kind === 'object' ? path.name : verb === 'list' ? listedName(url.searchParams.get('fieldSelector')) : '',
         });
       } catch (error) {
         await readBody(req);
@@ -181,7 +183,7 @@ export function createApiHandler(options: ApiHandlerOptions): (req: IncomingMess
     const named = { ...target, name: path.kind === 'object' ? path.name : '' };
     const query = url.searchParams;
     // A PUT or an apply that creates needs create as well as the verb the filter authorized.
-    const authorizeCreate = () => authorizeCreateOnWrite(options.forbidden, named);
+    const authorizeCreate = () => authorizeCreateOnWrite(options.access(), options.user, named);
     switch (verb) {
       case 'get': {
         const object = options.registry.get(named);

@@ -26,6 +26,8 @@ export interface KubernetesDoubleOptions {
   user?: string;
   /** Verbs refused with 403 Forbidden from the start; `forbidden` on the double changes them later. */
   forbidden?: ForbiddenAccess[];
+  /** RBAC objects that alone say what the user may do (see `rbac` on the double); everything is allowed without them. */
+  rbac?: JsonObject[];
   clock?: Clock;
 }
 
@@ -71,6 +73,13 @@ export interface KubernetesDouble {
    * or empty it between calls.
    */
   forbidden: ForbiddenAccess[];
+  /**
+   * Roles, ClusterRoles, RoleBindings and ClusterRoleBindings, as `kubectl apply` would be given
+   * them: when set, the user may do only what they grant it, as under the RBAC authorizer,
+   * resourceNames included (a ServiceAccount subject is the user `system:serviceaccount:<ns>:<name>`:
+   * name the user so). Undefined: everything is allowed. Read at every request, like `forbidden`.
+   */
+  rbac: JsonObject[] | undefined;
   close(): Promise<void>;
 }
 
@@ -92,6 +101,7 @@ export async function startKubernetesDouble(options: KubernetesDoubleOptions = {
   const registry = new Registry(store, clock);
   const requests: RecordedKubeRequest[] = [];
   const forbidden: ForbiddenAccess[] = [...(options.forbidden ?? [])];
+  let rbac = options.rbac;
 
   for (const name of new Set(['default', ...(options.namespaces ?? [])])) {
     registry.seed({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
@@ -104,7 +114,7 @@ export async function startKubernetesDouble(options: KubernetesDoubleOptions = {
     store,
     clock,
     requests,
-    forbidden,
+    access: () => ({ forbidden, ...(rbac ? { rbac } : {}) }),
     user: options.user ?? 'token-rotator-double',
     serverAddress: () => serverAddress,
   });
@@ -153,6 +163,12 @@ export async function startKubernetesDouble(options: KubernetesDoubleOptions = {
     },
     requests,
     forbidden,
+    get rbac() {
+      return rbac;
+    },
+    set rbac(objects) {
+      rbac = objects;
+    },
     close: () => server.close(),
   };
 }

@@ -3,6 +3,7 @@ import type { ISecret } from 'kubernetes-models/v1/Secret';
 import { KubernetesError, SinkError } from '../../errors.js';
 import { kubernetesClient } from '../../kubernetes/client.js';
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../../kubernetes/names.js';
+import { rotatorObjectReason } from '../../kubernetes/rotator-objects.js';
 import { Secret } from '../../secret.js';
 import { parseFileContent, renderFile } from '../file/file-format.js';
 import { refuseOtherToken } from '../ownership.js';
@@ -145,6 +146,9 @@ function render(config: KubernetesSecretSinkConfig, secret: Secret, meta: TokenM
 
 /** Why another tool's Secret is not ours to write; undefined when it is ours or the policy says to take it over. */
 function foreignReason(config: KubernetesSecretSinkConfig, existing: ISecret): string | undefined {
+  // The rotator's own state is nobody's sink, whatever the policy says: checked first, adopt or not.
+  const own = rotatorObjectReason(existing.metadata);
+  if (own) return own;
   if (existing.metadata?.labels?.[MANAGED_BY_LABEL] === MANAGED_BY || config.adopt) return undefined;
   const by = existing.metadata?.labels?.[MANAGED_BY_LABEL];
   return (
@@ -230,8 +234,10 @@ function applyAdvice(config: KubernetesSecretSinkConfig, existing: ISecret | und
   const { namespace, name } = config;
   // An apply creates a missing Secret: its own path cannot be missing, only the namespace.
   if (error.status === 404) return `the namespace ${namespace} does not exist: create it, or correct namespace on the sink`;
-  // The API server authorizes an apply that creates as create too, and create cannot be granted by name.
-  if (error.status === 403 && !existing) return `creating the Secret needs create on secrets in ${namespace}, besides get and patch`;
+  // The API server authorizes an apply that creates as create too, of this Secret's name.
+  if (error.status === 403 && !existing) {
+    return `creating the Secret needs create on secrets in ${namespace}, besides get and patch (of this name: resourceNames [${name}], as token-rotator rbac prints it)`;
+  }
   // `immutable` cannot be unset either: the only way to a new value is a new Secret.
   if (error.status === 422 && existing?.immutable === true) {
     return `it is immutable (immutable: true), so its data cannot change: delete it (kubectl delete secret -n ${namespace} ${name}) for token-rotator to create it anew`;

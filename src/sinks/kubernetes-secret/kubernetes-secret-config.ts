@@ -4,6 +4,7 @@ import { fromZodIssues } from '../../common/config-issues.js';
 import { strictObject } from '../../common/strict-object.js';
 import { namespaceOrDefault } from '../../kubernetes/default-namespace.js';
 import { DATA_KEY, LABEL_KEY, LABEL_VALUE, MANAGED_BY_LABEL, NAMESPACE_NAME, OBJECT_NAME } from '../../kubernetes/names.js';
+import { reservedNameReason } from '../../kubernetes/rotator-objects.js';
 import { FILE_FORMATS, type FileFormat } from '../file/file-format.js';
 import type { SinkParseContext, SinkParseResult } from '../sink.js';
 
@@ -40,7 +41,12 @@ export const schema = strictObject({
   name: z
     .string()
     .max(253, 'at most 253 characters')
-    .regex(OBJECT_NAME, 'must be a Kubernetes object name: lowercase letters, digits, "-" and "."'),
+    .regex(OBJECT_NAME, 'must be a Kubernetes object name: lowercase letters, digits, "-" and "."')
+    // The rotator's own Secrets, in any namespace: see reservedNameReason.
+    .superRefine((name, ctx) => {
+      const reserved = reservedNameReason(name);
+      if (reserved) ctx.addIssue({ code: 'custom', message: `is reserved: ${reserved}` });
+    }),
   namespace: z
     .string()
     .max(63, 'at most 63 characters')

@@ -20,8 +20,10 @@ function leaseTimingFrom(env: Env): LeaseTiming {
 
 /**
  * Secrets and Leases in a namespace: `token-rotator-state-<name>` holds a name's record and journal
- * entry, `token-rotator-lock-<name>` is its Lease. Nothing on this machine's disk, so a CronJob
- * needs no volume. The code (and its HTTP client) loads only when this backend is chosen.
+ * entry, `token-rotator-lock-<name>` is its Lease, and `token-rotator-state-index` lists the names
+ * that may have a journal entry. Each is read by its name, never found by a LIST, so the Role can
+ * name every object (see `token-rotator rbac`). Nothing on this machine's disk, so a CronJob needs
+ * no volume. The code (and its HTTP client) loads only when this backend is chosen.
  */
 export const kubernetesStateBackend: StateBackendType = {
   summary: 'Secrets and Leases in ROTATOR_STATE_NAMESPACE (default: the rotator’s own namespace)',

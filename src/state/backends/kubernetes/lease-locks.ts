@@ -7,7 +7,8 @@ import type { ILease } from 'kubernetes-models/coordination.k8s.io/v1/Lease';
 import type { Clock } from '../../../clock.js';
 import { KubernetesError, LockLostError, StateError } from '../../../errors.js';
 import type { KubernetesClient } from '../../../kubernetes/client.js';
-import { MANAGED_BY, MANAGED_BY_LABEL, objectNameFor } from '../../../kubernetes/names.js';
+import { MANAGED_BY, MANAGED_BY_LABEL } from '../../../kubernetes/names.js';
+import { leaseObjectName, ROLE_LABEL, TOKEN_NAME_ANNOTATION } from '../../../kubernetes/rotator-objects.js';
 import type { Logger } from '../../../log/logger.js';
 import type { HeldLock, LockHolder, NameLocks } from '../../name-locks.js';
 import {
@@ -22,9 +23,8 @@ import {
   renewedSpec,
   waitDeadline,
 } from './lease-rules.js';
-import { ROLE_LABEL, TOKEN_NAME_ANNOTATION } from './state-objects.js';
 
-export const leaseObjectName = (name: string) => objectNameFor('token-rotator-lock', name);
+export { leaseObjectName };
 
 export interface LeaseLockOptions {
   clock: Clock;

@@ -2,24 +2,22 @@ import type { ISecret } from 'kubernetes-models/v1/Secret';
 
 import { KubernetesError, StateError } from '../../../errors.js';
 import type { KubernetesClient } from '../../../kubernetes/client.js';
-import { MANAGED_BY, MANAGED_BY_LABEL, objectNameFor } from '../../../kubernetes/names.js';
+import { MANAGED_BY, MANAGED_BY_LABEL } from '../../../kubernetes/names.js';
+import { ROLE_LABEL, stateObjectName, TOKEN_NAME_ANNOTATION } from '../../../kubernetes/rotator-objects.js';
 import type { Journal } from '../../journal.js';
 import { JOURNAL_VERSION, type JournalEntry, journalEntrySchema } from '../../journal-entry.js';
 import { decodeRecord, encodeRecord, type RecordKind } from '../../record-codec.js';
 import { STATE_VERSION, type StateRecord, stateRecordSchema } from '../../state-record.js';
 import type { StateStore } from '../../state-store.js';
+import { journalIndex } from './journal-index.js';
 
-export const ROLE_LABEL = 'token-rotator.io/role';
-export const TOKEN_NAME_ANNOTATION = 'token-rotator.io/token-name';
-const STATE_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY},${ROLE_LABEL}=state`;
+export { ROLE_LABEL, stateObjectName, TOKEN_NAME_ANNOTATION };
 
 /** The two keys of a name's state Secret. */
 type Key = 'record' | 'journal';
 
 const recordKind: RecordKind<StateRecord> = { what: 'state record', version: STATE_VERSION, schema: stateRecordSchema };
 const journalKind: RecordKind<JournalEntry> = { what: 'journal entry', version: JOURNAL_VERSION, schema: journalEntrySchema };
-
-export const stateObjectName = (name: string) => objectNameFor('token-rotator-state', name);
 
 /** How many times a write is retried when only the Secret's metadata moved under it (a label added by hand). */
 const METADATA_RETRIES = 3;
@@ -120,6 +118,8 @@ export function kubernetesStateObjects(api: KubernetesClient, namespace: string)
     write: (record) => writeKey(record.name, 'record', encodeRecord(record)),
   };
 
+  const index = journalIndex(api, namespace);
+
   const journal: Journal = {
     describe: (name) => where(name, 'journal'),
     // The entry may hold the only copy of a new secret: never drop it, say what to look at.
@@ -131,18 +131,31 @@ export function kubernetesStateObjects(api: KubernetesClient, namespace: string)
         `it may hold the only copy of a new secret for '${name}'. Inspect it (kubectl get secret -o jsonpath='{.data.journal}' | base64 -d); ` +
           `if it holds a "staged" secret, put that secret where it belongs by hand. Then remove the "journal" key to let '${name}' rotate again`,
       ),
-    write: (entry) => writeKey(entry.name, 'journal', encodeRecord(entry)),
-    erase: (name) => writeKey(name, 'journal', undefined),
+    async write(entry) {
+      // Listed before its first entry exists, so that no entry is ever missing from the index.
+      const known = seen.has(entry.name) ? seen.get(entry.name)! : await load(entry.name);
+      if (known?.data?.journal === undefined) await index.add(entry.name);
+      await writeKey(entry.name, 'journal', encodeRecord(entry));
+    },
+    async erase(name) {
+      await writeKey(name, 'journal', undefined);
+      await index.remove(name);
+    },
     // A write to the API server is whole or nothing: no crash leaves a half-written entry beside it.
     removeLeftovers: async () => undefined,
+    // The names the index lists whose object holds an entry, each read by its name: no LIST.
     async names() {
-      const items = await guarded(`cannot list the state Secrets in namespace ${namespace}`, () =>
-        api.list<ISecret>(`/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets`, { labelSelector: STATE_SELECTOR }),
+      const listed = await index.names();
+      const found = await Promise.all(
+        listed.map(async (name) => {
+          try {
+            return (await load(name))?.data?.journal === undefined ? [] : [name];
+          } catch {
+            return [name]; // unreadable (damaged, another's, forbidden): said as such by whoever reads it next
+          }
+        }),
       );
-      return items.flatMap((item) => {
-        const name = item.metadata?.annotations?.[TOKEN_NAME_ANNOTATION];
-        return name && item.data?.journal !== undefined && item.metadata?.name === stateObjectName(name) ? [name] : [];
-      });
+      return found.flat();
     },
   };
 
@@ -154,7 +167,11 @@ function checkOwner(name: string, object: ISecret): void {
   const owner = object.metadata?.annotations?.[TOKEN_NAME_ANNOTATION];
   if (owner !== name) {
     throw new StateError(
-      `Secret ${object.metadata?.namespace}/${object.metadata?.name} is not the state of '${name}' (its ${TOKEN_NAME_ANNOTATION} annotation is ${JSON.stringify(owner ?? null)}); move it aside`,
+      `Secret ${object.metadata?.namespace}/${object.metadata?.name} is not the state of '${name}' (its ${TOKEN_NAME_ANNOTATION} annotation is ${JSON.stringify(owner ?? null)}), ` +
+        `so nothing was read from it or written to it. Do not delete it: its "journal" key may hold the only copy of a new secret of '${name}'. ` +
+        `Check what wrote it (kubectl get secret -n ${object.metadata?.namespace} ${object.metadata?.name} -o yaml): a sink of another token, ` +
+        `or a hand edit. Remove that sink from the policy, put the annotation back (kubectl annotate --overwrite secret -n ${object.metadata?.namespace} ` +
+        `${object.metadata?.name} ${TOKEN_NAME_ANNOTATION}=${name}), and remove any key other than "record" and "journal"`,
     );
   }
 }
