@@ -146,15 +146,17 @@ describe('under the least-privilege Roles token-rotator rbac prints', () => {
 
   it('is what the double enforces: a Secret the Roles do not name is refused, even to the rotator', async () => {
     const token = fx.emulator.store.add({ name: 'other', expiresAt: inDays(60) });
-    await writePolicy(fx.dir, { version: 1, tokens: [query(token.id)] });
+    // A name of its own: the state namespace is shared with the test before, whose state key differs.
+    const other = { ...query(token.id), name: 'other' };
+    await writePolicy(fx.dir, { version: 1, tokens: [other] });
     await grantPrinted();
     // A policy that reaches further than its Roles: the sink is refused by the API, not written.
     await writePolicy(fx.dir, {
       version: 1,
-      tokens: [{ ...query(token.id), sinks: [{ type: 'kubernetes-secret', name: 'not-granted', namespace: 'apps' }] }],
+      tokens: [{ ...other, sinks: [{ type: 'kubernetes-secret', name: 'not-granted', namespace: 'apps' }] }],
     });
     const refused = await cli(['once', '--json']);
-    expect(refused.code).toBe(1);
+    expect(refused.code, refused.stdout + refused.stderr).toBe(1);
     expect(refused.stdout + refused.stderr).toMatch(/kubernetes-secret apps\/not-granted\[token\].*forbidden/);
     expect(k.double.objects.get('secrets', 'apps', 'not-granted')).toBeUndefined();
   });
