@@ -88,6 +88,11 @@ export async function writePolicy(dir: string, policy: unknown): Promise<string>
   return file;
 }
 
+/** A policy of one token: `rotation.yaml` in `dir`. */
+export function writeTokenPolicy(dir: string, name: string, id: string, sinks: readonly object[]): Promise<string> {
+  return writePolicy(dir, { version: 1, tokens: [{ name, id, sinks }] });
+}
+
 /**
  * Everything a run left on disk under `dir`, except the sinks' own files, for leak checks. The one
  * place a secret may sit plain is the current secret a record holds when no state key is set (as

@@ -1,7 +1,11 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
+import { afterAll, beforeAll } from 'vitest';
+
 import { type KubernetesDouble, startKubernetesDouble } from '../../src/emulator/kubernetes/index.js';
+import { type CliFixture, useCliFixture } from './cli-fixture.js';
+import { makeTempDir } from './temp-dir.js';
 
 /**
  * The Kubernetes API double with a kubeconfig for it in `dir` (0600: it holds the bearer), and the
@@ -57,4 +61,35 @@ export function restartedAt(double: KubernetesDouble, namespace: string, name: s
 export function kubernetesStateEnv(k: KubernetesHere, namespace: string): Record<string, string> {
   k.double.objects.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
   return { ...k.env, ROTATOR_STATE_BACKEND: 'kubernetes', ROTATOR_STATE_NAMESPACE: namespace, ROTATOR_LEASE_DURATION: '3s' };
+}
+
+/**
+ * One API double for a test file, started before its tests and closed after them: the returned
+ * object is filled in when it has started, so tests use it as `k.double`, `k.env`.
+ */
+export function useKubernetesDouble(options: Parameters<typeof kubernetesHere>[1] = {}): KubernetesHere {
+  const here = {} as KubernetesHere;
+  beforeAll(async () => {
+    Object.assign(here, await kubernetesHere(await makeTempDir(), options));
+  });
+  afterAll(async () => {
+    await here.double?.close();
+  });
+  return here;
+}
+
+/**
+ * The CLI fixture with the state in the API double, in a namespace of its own per test (as each
+ * cluster has its own state): `stateNamespace` is the current test's.
+ */
+export function useKubernetesStateCli(k: KubernetesHere, prefix: string): CliFixture & { stateNamespace: string } {
+  let count = 0;
+  const fx = useCliFixture({
+    env: () => {
+      fixture.stateNamespace = `${prefix}-${++count}`;
+      return kubernetesStateEnv(k, fixture.stateNamespace);
+    },
+  });
+  const fixture = Object.assign(fx, { stateNamespace: '' });
+  return fixture;
 }

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { childProcessAwsEnvironment } from '../doubles/aws-secrets-manager/aws-environment.js';
 import { type SecretsManagerDouble, startSecretsManagerDouble } from '../doubles/aws-secrets-manager/start-secrets-manager-double.js';
-import { type CliResult, runCli, writePolicy } from '../helpers/cli.js';
+import { type CliResult, runCli, writePolicy, writeTokenPolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
 
 /*
@@ -90,19 +90,10 @@ describe('one AWS secret, spelled two ways', () => {
     const name = aName();
     const arn = aws.plant({ name, value: 'xaat-canary-before', tags: { 'managed-by': 'token-rotator' } });
     const token = fx.emulator.store.add({ name: 'gamma', expiresAt: inDays(1) });
-    await writePolicy(fx.dir, {
-      version: 1,
-      tokens: [
-        {
-          name: 'gamma',
-          id: token.id,
-          sinks: [
-            { type: 'file', path: 'gamma.token' },
-            { type: 'aws-secrets-manager', secretId: arn },
-          ],
-        },
-      ],
-    });
+    await writeTokenPolicy(fx.dir, 'gamma', token.id, [
+      { type: 'file', path: 'gamma.token' },
+      { type: 'aws-secrets-manager', secretId: arn },
+    ]);
     // Entries from before were not authenticated either: this run keeps no state key, so the
     // entry edited below to look like one is not refused for a MAC it could not have had.
     const noKey = { ...childProcessAwsEnvironment(aws), ROTATOR_STATE_KEY: '' };

@@ -3,30 +3,19 @@ import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 
 import { emulatorSecrets, runCli, startCli, writePolicy } from '../helpers/cli.js';
-import { useCliFixture } from '../helpers/cli-fixture.js';
-import { type KubernetesHere, kubernetesHere, kubernetesStateEnv, restartedAt, secretData, seedDeployment } from '../helpers/kubernetes.js';
+import { restartedAt, secretData, seedDeployment, useKubernetesDouble, useKubernetesStateCli } from '../helpers/kubernetes.js';
 import { expectNoLeak } from '../helpers/leaks.js';
 import { itemsOf } from '../helpers/output-items.js';
-import { makeTempDir } from '../helpers/temp-dir.js';
 
 const DAY = 24 * 3600_000;
 const inDays = (d: number) => new Date(Date.now() + d * DAY);
 const run = promisify(execFile);
 
-let k: KubernetesHere;
-let stateNamespace = 'token-rotator';
-let namespaces = 0;
-
-beforeAll(async () => {
-  k = await kubernetesHere(await makeTempDir());
-});
-afterAll(async () => {
-  await k.double.close();
-});
+const k = useKubernetesDouble();
 
 /** The CronJob overlay as `kubectl kustomize` renders it: its container's plain settings and its policy. */
 async function cronjobOverlay(): Promise<{ env: Record<string, string>; policy: string }> {
@@ -45,13 +34,7 @@ async function cronjobOverlay(): Promise<{ env: Record<string, string>; policy: 
 }
 
 describe('on Kubernetes, against the API double, as a new user would', () => {
-  const fx = useCliFixture({
-    env: () => {
-      // A namespace of its own per test, as each cluster would have its own state.
-      stateNamespace = `rotator-${++namespaces}`;
-      return kubernetesStateEnv(k, stateNamespace);
-    },
-  });
+  const fx = useKubernetesStateCli(k, 'rotator');
 
   const cli = fx.cli;
   async function whoami(secret: string | undefined) {
@@ -62,12 +45,12 @@ describe('on Kubernetes, against the API double, as a new user would', () => {
   /** The state Secrets of the names (not the journal index beside them). */
   const stateSecrets = () =>
     k.double.objects
-      .list('secrets', stateNamespace)
+      .list('secrets', fx.stateNamespace)
       .filter((s) => (s.metadata as { labels?: Record<string, string> }).labels?.['token-rotator.io/role'] === 'state');
   const writes = (since: number, path: string) => k.double.requests.slice(since).filter((r) => r.method !== 'GET' && r.path.includes(path));
   /** No secret the token service issued sits in a state Secret: staged secrets are sealed, and erased at commit. */
   function expectStateWithoutSecrets() {
-    const stored = k.double.objects.list('secrets', stateNamespace).map((s) =>
+    const stored = k.double.objects.list('secrets', fx.stateNamespace).map((s) =>
       Object.values((s.data ?? {}) as Record<string, string>)
         .map((v) => Buffer.from(v, 'base64').toString('utf8'))
         .join('\n'),
@@ -107,7 +90,7 @@ describe('on Kubernetes, against the API double, as a new user would', () => {
       name: 'ingest-api',
       currentId: outcome!.newId,
     });
-    const [lease] = k.double.objects.list('leases', stateNamespace) as Array<{ spec: { holderIdentity?: string } }>;
+    const [lease] = k.double.objects.list('leases', fx.stateNamespace) as Array<{ spec: { holderIdentity?: string } }>;
     expect(lease!.spec.holderIdentity ?? '').toBe('');
     expectStateWithoutSecrets();
 

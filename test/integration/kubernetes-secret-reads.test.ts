@@ -1,26 +1,19 @@
 import { writeFile } from 'node:fs/promises';
 
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 
 import type { RecordedKubeRequest } from '../../src/emulator/kubernetes/index.js';
 import { type CliResult, runCli, startCli, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
-import { type KubernetesHere, kubernetesHere, secretData } from '../helpers/kubernetes.js';
+import { secretData, useKubernetesDouble } from '../helpers/kubernetes.js';
 import { itemsOf } from '../helpers/output-items.js';
-import { makeTempDir } from '../helpers/temp-dir.js';
 
 const DAY = 24 * 3600_000;
 const inDays = (d: number) => new Date(Date.now() + d * DAY);
 const SECRETS = '/api/v1/namespaces/apps/secrets';
 const MANAGED = 'app.kubernetes.io/managed-by=token-rotator';
 
-let k: KubernetesHere;
-beforeAll(async () => {
-  k = await kubernetesHere(await makeTempDir());
-});
-afterAll(async () => {
-  await k.double.close();
-});
+const k = useKubernetesDouble();
 
 /**
  * The performance issue's request floor for Kubernetes Secret sinks: what a check reads scales with

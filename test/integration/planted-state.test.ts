@@ -3,12 +3,11 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
-import { type CliResult, runCli, writePolicy } from '../helpers/cli.js';
+import { type CliResult, runCli, writePolicy, writeTokenPolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
-import { type KubernetesHere, kubernetesHere, kubernetesStateEnv, secretData } from '../helpers/kubernetes.js';
-import { makeTempDir } from '../helpers/temp-dir.js';
+import { secretData, useKubernetesDouble, useKubernetesStateCli } from '../helpers/kubernetes.js';
 
 const DAY = 24 * 3600_000;
 const inDays = (d: number) => new Date(Date.now() + d * DAY);
@@ -35,30 +34,16 @@ function plantedEntry(name: string, currentId: string, overrides: Record<string,
   };
 }
 
-let k: KubernetesHere;
-let stateNamespace = 'token-rotator';
-let namespaces = 0;
-
-beforeAll(async () => {
-  k = await kubernetesHere(await makeTempDir());
-});
-afterAll(async () => {
-  await k.double.close();
-});
+const k = useKubernetesDouble();
 
 describe('state someone else wrote is refused, and nothing of it is delivered', () => {
   describe('in a Kubernetes state Secret (the key is mandatory there)', () => {
-    const fx = useCliFixture({
-      env: () => {
-        stateNamespace = `planted-${++namespaces}`;
-        return kubernetesStateEnv(k, stateNamespace);
-      },
-    });
+    const fx = useKubernetesStateCli(k, 'planted');
     const cli = fx.cli;
     const kubectl = (...args: string[]) => run('kubectl', ['--kubeconfig', k.kubeconfig, ...args]);
     const stateSecret = (name: string) =>
       k.double.objects
-        .list('secrets', stateNamespace)
+        .list('secrets', fx.stateNamespace)
         .find((s) => (s.metadata as { annotations?: Record<string, string> }).annotations?.['token-rotator.io/token-name'] === name)!;
     const stateText = (name: string, key: string) =>
       Buffer.from((stateSecret(name).data as Record<string, string>)[key]!, 'base64').toString('utf8');
@@ -68,7 +53,7 @@ describe('state someone else wrote is refused, and nothing of it is delivered', 
         'secret',
         (stateSecret(name).metadata as { name: string }).name,
         '-n',
-        stateNamespace,
+        fx.stateNamespace,
         '--type',
         'merge',
         '-p',
@@ -78,19 +63,10 @@ describe('state someone else wrote is refused, and nothing of it is delivered', 
 
     async function rotatedOnce(name: string) {
       const token = fx.emulator.store.add({ name, expiresAt: inDays(60) });
-      await writePolicy(fx.dir, {
-        version: 1,
-        tokens: [
-          {
-            name,
-            id: token.id,
-            sinks: [
-              { type: 'kubernetes-secret', name: `${name}-token`, namespace: 'apps' },
-              { type: 'file', path: `secrets/${name}.token` },
-            ],
-          },
-        ],
-      });
+      await writeTokenPolicy(fx.dir, name, token.id, [
+        { type: 'kubernetes-secret', name: `${name}-token`, namespace: 'apps' },
+        { type: 'file', path: `secrets/${name}.token` },
+      ]);
       const first = await cli('once');
       expect(first.code, first.stderr).toBe(0);
       const record = JSON.parse(stateText(name, 'record')) as { currentId: string; mac?: unknown };

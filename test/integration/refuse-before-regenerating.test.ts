@@ -1,23 +1,16 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import { type CliResult, runCli, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
-import { type KubernetesHere, kubernetesHere } from '../helpers/kubernetes.js';
+import { useKubernetesDouble } from '../helpers/kubernetes.js';
 import { itemsOf } from '../helpers/output-items.js';
-import { makeTempDir } from '../helpers/temp-dir.js';
 
 const DAY = 24 * 3600_000;
 
-let k: KubernetesHere;
-beforeAll(async () => {
-  k = await kubernetesHere(await makeTempDir());
-});
-afterAll(async () => {
-  await k.double.close();
-});
+const k = useKubernetesDouble();
 
 /**
  * A typo or a destination the rotator cannot write must never cost a token: the sinks prove they

@@ -1,15 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import { stateObjectName } from '../../src/kubernetes/rotator-objects.js';
 import { Secret } from '../../src/secret.js';
 import { type KubernetesSecretSinkConfig, kubernetesSecretSinkType } from '../../src/sinks/kubernetes-secret/kubernetes-secret-sink.js';
 import type { TokenMeta } from '../../src/sinks/sink.js';
 import { silentLogger } from '../fakes/fake-deps.js';
-import { type CliResult, runCli, writePolicy } from '../helpers/cli.js';
+import { type CliResult, runCli, writePolicy, writeTokenPolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
-import { type KubernetesHere, kubernetesHere, secretData } from '../helpers/kubernetes.js';
+import { secretData, useKubernetesDouble } from '../helpers/kubernetes.js';
 import { itemsOf } from '../helpers/output-items.js';
-import { makeTempDir } from '../helpers/temp-dir.js';
 
 /**
  * The rotator's own objects (issue 20, finding 3): a kubernetes-secret sink naming another token's
@@ -19,13 +18,7 @@ import { makeTempDir } from '../helpers/temp-dir.js';
 const DAY = 24 * 3600_000;
 const inDays = (d: number) => new Date(Date.now() + d * DAY);
 
-let k: KubernetesHere;
-beforeAll(async () => {
-  k = await kubernetesHere(await makeTempDir());
-});
-afterAll(async () => {
-  await k.double.close();
-});
+const k = useKubernetesDouble();
 
 /** A Secret labelled as one of the rotator's own (`role`), under any name: a state object copied or relabelled. */
 function plantLabelled(namespace: string, name: string, role: string, key: string, value: string) {
@@ -95,19 +88,10 @@ describe('a sink naming the state of the rotator', () => {
     // What a state Secret or the journal index looks like, under an innocent name.
     plantLabelled('apps', 'looks-innocent', 'state', 'journal', '{"staged": "the only copy"}');
     plantLabelled('apps', 'also-innocent', 'index', 'journal', '{"staged": "the only copy"}');
-    await writePolicy(fx.dir, {
-      version: 1,
-      tokens: [
-        {
-          name: 'gamma',
-          id: token.id,
-          sinks: [
-            { type: 'kubernetes-secret', name: 'looks-innocent', namespace: 'apps', key: 'journal', adopt: true },
-            { type: 'kubernetes-secret', name: 'also-innocent', namespace: 'apps', adopt: true },
-          ],
-        },
-      ],
-    });
+    await writeTokenPolicy(fx.dir, 'gamma', token.id, [
+      { type: 'kubernetes-secret', name: 'looks-innocent', namespace: 'apps', key: 'journal', adopt: true },
+      { type: 'kubernetes-secret', name: 'also-innocent', namespace: 'apps', adopt: true },
+    ]);
     const stored = () => [
       k.double.objects.get('secrets', 'apps', 'looks-innocent'),
       k.double.objects.get('secrets', 'apps', 'also-innocent'),

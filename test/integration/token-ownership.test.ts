@@ -1,24 +1,17 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import { type CliResult, runCli, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
-import { type KubernetesHere, kubernetesHere, secretData } from '../helpers/kubernetes.js';
+import { secretData, useKubernetesDouble } from '../helpers/kubernetes.js';
 import { itemsOf } from '../helpers/output-items.js';
-import { makeTempDir } from '../helpers/temp-dir.js';
 
 const DAY = 24 * 3600_000;
 const inDays = (d: number) => new Date(Date.now() + d * DAY);
 
-let k: KubernetesHere;
-beforeAll(async () => {
-  k = await kubernetesHere(await makeTempDir());
-});
-afterAll(async () => {
-  await k.double.close();
-});
+const k = useKubernetesDouble();
 
 /**
  * Two teams, two policies, two states, one Secret by mistake: the red team's finding 2. Whose a

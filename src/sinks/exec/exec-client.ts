@@ -39,6 +39,24 @@ export function execSinkClient(context: SinkOpenContext): SinkClient<ExecSinkCon
     TOKEN_ROTATOR_FORMAT: config.format,
     ...(meta ? metadataValues(meta, META_VARIABLES) : {}),
   });
+  /** Runs one of the config's programs for `operation`; anything but exit 0 in time is a SinkError. */
+  const runOrFail = async (
+    config: ExecSinkConfig,
+    command: readonly string[],
+    operation: Operation,
+    signal: AbortSignal | undefined,
+    given: { input?: string; meta?: TokenMeta; secret?: Secret } = {},
+  ): Promise<ProgramResult> => {
+    const result = await run(config, command[0]!, command.slice(1), {
+      ...(given.input !== undefined ? { input: given.input } : {}),
+      env: envFor(config, operation, given.meta),
+      signal,
+      operation,
+      logger: context.logger,
+    });
+    failUnlessZero(config, result, operation, given.secret);
+    return result;
+  };
 
   return {
     async write(config, secret, meta, { signal }) {
@@ -49,14 +67,7 @@ export function execSinkClient(context: SinkOpenContext): SinkClient<ExecSinkCon
       } catch (error) {
         throw new SinkError(`cannot write ${describeExec(config)}: ${(error as Error).message}`, { cause: error });
       }
-      const result = await run(config, config.program, config.command.slice(1), {
-        input,
-        env: envFor(config, 'write', meta),
-        signal,
-        operation: 'write',
-        logger: context.logger,
-      });
-      failUnlessZero(config, result, 'write', secret);
+      const result = await runOrFail(config, [config.program, ...config.command.slice(1)], 'write', signal, { input, meta, secret });
       // The program may say what it did on its first line; anything else counts as a change.
       const said = result.stdout.split('\n', 1)[0]!.trim();
       return (RESULTS as readonly string[]).includes(said) ? (said as (typeof RESULTS)[number]) : 'updated';
@@ -65,13 +76,7 @@ export function execSinkClient(context: SinkOpenContext): SinkClient<ExecSinkCon
     async read(config, { signal }) {
       signal?.throwIfAborted();
       if (!config.read) return undefined; // write-only: the sink type says so, and nobody asks
-      const result = await run(config, config.read.program, config.read.command.slice(1), {
-        env: envFor(config, 'read'),
-        signal,
-        operation: 'read',
-        logger: context.logger,
-      });
-      failUnlessZero(config, result, 'read');
+      const result = await runOrFail(config, [config.read.program, ...config.read.command.slice(1)], 'read', signal);
       return parseFileContent(config.format, result.stdout, config.envKey);
     },
 
@@ -85,13 +90,7 @@ export function execSinkClient(context: SinkOpenContext): SinkClient<ExecSinkCon
       }
       // Only a program made for it is asked: the write program might take an empty stdin for a secret.
       if (!config.preflight) return;
-      const result = await run(config, config.preflight.program, config.preflight.command.slice(1), {
-        env: envFor(config, 'preflight'),
-        signal,
-        operation: 'preflight',
-        logger: context.logger,
-      });
-      failUnlessZero(config, result, 'preflight');
+      await runOrFail(config, [config.preflight.program, ...config.preflight.command.slice(1)], 'preflight', signal);
     },
 
     async close() {},
