@@ -13,10 +13,10 @@ import { pathToFileURL } from 'node:url';
 import {
   childEnv,
   CLI,
+  freePort,
   IMAGE_NODE_OPTIONS,
   mb,
   QUICK,
-  randomPort,
   ROOT,
   rotatorFolder,
   runStandalone,
@@ -38,7 +38,7 @@ export async function daemonHeap({ count = 100, checks = 10_000, warmupMs = 5000
   const folder = await rotatorFolder(emulator, tokens, {
     defaults: { schedule: '*/1 * * * * *' },
     deployed: tokens,
-    env: { ROTATOR_LISTEN: `127.0.0.1:${randomPort()}`, ROTATOR_LOG_LEVEL: 'warn' },
+    env: { ROTATOR_LISTEN: `127.0.0.1:${await freePort()}`, ROTATOR_LOG_LEVEL: 'warn' },
   });
   const probeFile = join(folder.dir, 'heap-probe.jsonl');
   const ids = new Set(tokens.map((t) => t.id));

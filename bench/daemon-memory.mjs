@@ -7,12 +7,12 @@
 import {
   childEnv,
   CLI,
+  freePort,
   IMAGE_NODE_OPTIONS,
   mb,
   median,
   metricsOf,
   QUICK,
-  randomPort,
   rotatorFolder,
   rssOf,
   runStandalone,
@@ -37,7 +37,7 @@ export async function idleDaemon({ count, settleMs, samples, quietMs = 1000, nod
   const { emulator, counter } = await startCountedEmulator();
   // Not due, and not deployed: the first check delivers each (a fresh deployment), then all is idle.
   const tokens = seedTokens(emulator, count, { due: 0, prefix: 'idle' });
-  const port = randomPort();
+  const port = await freePort();
   const folder = await rotatorFolder(emulator, tokens, {
     defaults: { schedule: '0 * * * *' },
     env: { ROTATOR_LISTEN: `127.0.0.1:${port}`, ROTATOR_LOG_LEVEL: 'warn' },

@@ -14,11 +14,11 @@ import { stringify } from 'yaml';
 import {
   childEnv,
   CLI,
+  freePort,
   IMAGE_NODE_OPTIONS,
   mb,
   metricsOf,
   QUICK,
-  randomPort,
   ROOT,
   rotatorFolder,
   rssOf,
@@ -32,7 +32,7 @@ import {
 const BUDGET_MB = 90;
 
 async function idleRss(emulator, token, shape, { settleMs, samples, everyMs }) {
-  const port = randomPort();
+  const port = await freePort();
   const folder = await rotatorFolder(emulator, [token], {
     defaults: { schedule: '0 * * * *' },
     env: { ROTATOR_LISTEN: `127.0.0.1:${port}`, ROTATOR_LOG_LEVEL: 'warn' },

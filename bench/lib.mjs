@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
+import { createServer } from 'node:net';
 import os from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -270,8 +271,16 @@ export function rssOf(pid) {
 }
 
 /** A free-ish port for a daemon's listener. */
-export function randomPort() {
-  return 30000 + Math.floor(Math.random() * 20000);
+/**
+ * A loopback port nothing listens on now: the OS's pick for port 0, taken and let go again (a
+ * random number collided with a test's listener on a busy CI machine).
+ */
+export async function freePort() {
+  const server = createServer();
+  await new Promise((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address();
+  await new Promise((done) => server.close(done));
+  return port;
 }
 
 /** Reads a daemon's /metrics; undefined while it does not answer. */

@@ -1,6 +1,6 @@
 // Goal 2 of issue 12, the daemon: every request the emulator serves while a daemon checks its tokens
 // twice (at start, then on its schedule). The OAuth token is to be cached across the checks.
-import { childEnv, CLI, randomPort, rotatorFolder, seedTokens, startCountedEmulator, startNode, waitFor } from './lib.mjs';
+import { childEnv, CLI, freePort, rotatorFolder, seedTokens, startCountedEmulator, startNode, waitFor } from './lib.mjs';
 import { describeRequests, floorVerdict } from './throughput.mjs';
 
 export async function daemonTwoChecks({ count }) {
@@ -10,7 +10,7 @@ export async function daemonTwoChecks({ count }) {
   const folder = await rotatorFolder(emulator, tokens, {
     defaults: { schedule: '*/2 * * * * *' },
     deployed: tokens,
-    env: { ROTATOR_LISTEN: `127.0.0.1:${randomPort()}` },
+    env: { ROTATOR_LISTEN: `127.0.0.1:${await freePort()}` },
   });
   const ids = new Set(tokens.map((t) => t.id));
   const daemon = startNode([CLI, 'daemon', ...folder.args], { cwd: folder.dir, env: childEnv() });
