@@ -159,6 +159,28 @@ describe('state someone else wrote is refused, and nothing of it is delivered', 
       expect(regenerates()).toBe(before);
     });
 
+    it('an authenticated staged entry written back after later rotations is refused: its token was replaced, its secret is not delivered', async () => {
+      const { record } = await rotatedOnce();
+      // A rotation stopped once its secret is staged: the entry, MAC and all, is copied aside.
+      const stopped = await cli({ ROTATOR_TEST_FAILPOINT: 'staged' }, 'rotate', 'ingest', '--yes', '--reason', 'copied');
+      expect(stopped.signal).toBe('SIGKILL');
+      const copied = await readFile(join(fx.dir, 'state/journal/ingest.json'), 'utf8');
+      expect(JSON.parse(copied)).toMatchObject({ phase: 'staged', oldId: record.currentId, mac: { alg: 'HS256' } });
+      expect((await cli()).code).toBe(0);
+      expect((await cli({}, 'rotate', 'ingest', '--yes', '--reason', 'later')).code).toBe(0);
+      const current = JSON.parse(await readFile(join(fx.dir, 'state/tokens/ingest.json'), 'utf8')) as { currentId: string };
+      const delivered = await readFile(join(fx.dir, 'secrets/ingest.token'), 'utf8');
+      const before = regenerates();
+
+      await writeFile(join(fx.dir, 'state/journal/ingest.json'), copied, { mode: 0o600 });
+      const replayed = await cli();
+      expect(replayed.code).toBe(1);
+      expect(replayed.stdout + replayed.stderr).toMatch(/already replaced/);
+      expect(await readFile(join(fx.dir, 'secrets/ingest.token'), 'utf8')).toBe(delivered);
+      expect(JSON.parse(await readFile(join(fx.dir, 'state/tokens/ingest.json'), 'utf8'))).toMatchObject({ currentId: current.currentId });
+      expect(regenerates()).toBe(before);
+    });
+
     it('without a key: a staged id equal to its old one, or an old id outside the lineage, is refused', async () => {
       const noKey = { ROTATOR_STATE_KEY: '' };
       const { record, delivered } = await rotatedOnce(noKey);

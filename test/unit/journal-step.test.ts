@@ -67,6 +67,27 @@ describe('the next step a journal entry makes: one value for plan and once', () 
     expect(journalStep(planted, committed, trust)).toMatchObject({ kind: 'finish-staged' });
   });
 
+  it('a staged entry whose new token the lineage has replaced since is refused, authenticated or not: it was written back', () => {
+    const staged: JournalEntry = {
+      ...intent,
+      phase: 'staged',
+      staged: { newId: 'tok-2', newExpiresAt: null, stagedAt: startedAt, secret: { plain: 'x' } },
+    };
+    const since = {
+      ...before,
+      currentId: 'tok-3',
+      lineage: [
+        { id: 'tok-2', replacedAt: '2026-11-23T12:00:00.000Z', expiresAt: null },
+        { id: 'tok-1', replacedAt: startedAt, expiresAt: null },
+      ],
+    };
+    expect(() => journalStep(staged, since, { ...trust, authenticated: true })).toThrow(/already replaced/);
+    // Committed and not yet erased, tok-2 still current: finished as before.
+    expect(journalStep(staged, { ...since, currentId: 'tok-2', lineage: since.lineage.slice(1) }, trust)).toMatchObject({
+      kind: 'finish-staged',
+    });
+  });
+
   it('a staged id equal to its old id is refused unless the state key authenticated the entry', () => {
     const selfReplacing: JournalEntry = {
       ...intent,
