@@ -18,6 +18,8 @@ export async function openState(
   const authenticated = authenticatedState(backend, {
     keys: { current: settings.stateKey, previous: settings.previousStateKeys },
     acceptUnauthenticated: settings.acceptUnauthenticatedState,
+    onAcceptedUnauthenticated: (what) =>
+      context.logger.warn(`${what} is not authenticated by the state key; accepted as ROTATOR_STATE_KEY_PREVIOUS=none says`),
   });
   return withUpgradedTargets(authenticated, upgradeStoredTarget);
 }

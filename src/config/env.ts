@@ -273,6 +273,14 @@ export function readLocalSettings(env: Env, cwd: string, policyDir: string = cwd
     else stateKey = parsed;
   }
   const { keys: previousStateKeys, none: acceptUnauthenticatedState } = readPreviousStateKeys(env, issues);
+  if ((previousStateKeys.length > 0 || acceptUnauthenticatedState) && !present(env, 'ROTATOR_STATE_KEY')) {
+    // What a run writes is sealed and authenticated with the current key: without one, state a
+    // previous key opened would be written back unauthenticated, and refused by the next run.
+    issues.push({
+      path: 'env.ROTATOR_STATE_KEY_PREVIOUS',
+      message: 'needs ROTATOR_STATE_KEY: previous keys (and none) only open what is stored, and the current key seals what is written',
+    });
+  }
   const stateDir = env.ROTATOR_STATE_DIR
     ? isAbsolute(env.ROTATOR_STATE_DIR)
       ? env.ROTATOR_STATE_DIR

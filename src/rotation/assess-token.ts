@@ -49,7 +49,7 @@ export async function snapshotSinks(policy: TokenPolicy, deps: ReadDeps, signal?
         if (!content) return { target, sink, state: 'missing' };
         if (content.unowned) return { target, sink, state: 'unowned', reason: content.unowned };
         const named = content.meta?.name;
-        if (named !== undefined && named !== policy.name && 'adopt' in config) {
+        if (named !== undefined && named !== policy.name) {
           const reason = otherTokenReason(config, named, policy.name);
           // Another token's destination: refused, or (adopted) written over, but never taken for this one's.
           return reason

@@ -52,7 +52,10 @@ export interface EntryTrust {
 function refuseOutsideLineage(entry: JournalEntry, record: StateRecord | undefined, trust: EntryTrust): void {
   const known = new Set([trust.policyId, ...(record ? [record.currentId, record.adoptedId, ...record.lineage.map((l) => l.id)] : [])]);
   const newId = entry.phase === 'staged' ? entry.staged.newId : undefined;
-  const committed = newId !== undefined && record?.currentId === newId;
+  const committed =
+    (newId !== undefined && record?.currentId === newId) ||
+    (entry.phase === 'intent' && record !== undefined && intentWasCommitted(record, entry));
+  const current = record?.currentId ?? trust.policyId;
   if (!known.has(entry.oldId) && !committed) {
     throw new StateIntegrityError(
       `the journal entry of "${entry.name}" continues from token ${entry.oldId}, which is not in this name's lineage ` +
@@ -68,6 +71,16 @@ function refuseOutsideLineage(entry: JournalEntry, record: StateRecord | undefin
       `the journal entry of "${entry.name}" stages token ${newId}, which this name has already replaced (it is in the lineage; ` +
         `current ${record.currentId}): an earlier rotation's entry, written back. Nothing of it is used and nothing is delivered; ` +
         `find out who wrote it`,
+    );
+  }
+  if (!committed && known.has(entry.oldId) && entry.oldId !== current) {
+    // Unfinished rotations start from the current token; one from a token replaced since is an
+    // earlier rotation's entry written back (a replayed intent would reconcile, and regenerate, again).
+    throw new StateIntegrityError(
+      `the journal entry of "${entry.name}" continues from token ${entry.oldId}, which this name has replaced since ` +
+        `(current ${current}): an earlier rotation's entry written back, or the policy pointed the name at another token ` +
+        `while a rotation was unfinished. Nothing of it is used and nothing is delivered; find out who wrote it, and do not ` +
+        `remove it before checking, as it may hold a secret`,
     );
   }
   if (newId !== undefined && newId === entry.oldId && !trust.authenticated) {

@@ -23,10 +23,17 @@ function adoptsOtherTokens(config: object): boolean {
  * Why a destination whose metadata names another token is not this token's: two tokens on one
  * destination would overwrite each other at every run, each regenerating the other's token. Only
  * `adopt: true` in the policy takes it over; undefined when it names this token, none, or is adopted.
- * Sink types without an `adopt` option (files, programs) keep no marker of whose they are.
+ * A sink type without an `adopt` option (a file's or a program's json) never takes it over.
  */
 export function otherTokenReason(config: object, markedName: string | undefined, name: string): string | undefined {
-  if (!('adopt' in config) || markedName === undefined || markedName === name || adoptsOtherTokens(config)) return undefined;
+  if (markedName === undefined || markedName === name) return undefined;
+  if (!('adopt' in config)) {
+    return (
+      `its metadata names another token, "${remoteText(markedName, 64)}", not "${remoteText(name, 64)}", and it cannot be ` +
+      `taken over: remove what is there, or give one of the two tokens another destination`
+    );
+  }
+  if (adoptsOtherTokens(config)) return undefined;
   return (
     `its metadata names another token, "${remoteText(markedName, 64)}", not "${remoteText(name, 64)}": ` +
     `set adopt: true on the sink to take it over for "${remoteText(name, 64)}"`

@@ -17,6 +17,8 @@ export interface StateAuthentication {
    * refused, as anyone who can write the state could have planted it.
    */
   acceptUnauthenticated: boolean;
+  /** Told of each document accepted that way, so the operator sees what was accepted unchecked. */
+  onAcceptedUnauthenticated?(what: string): void;
 }
 
 /**
@@ -82,8 +84,20 @@ function verified<T extends { name: string; mac?: unknown }>(
   const what = `the ${WHAT[kind]} ${where}`;
   const mac = document.mac as Parameters<typeof macMatches>[3] | undefined;
   if (!mac) {
-    if (auth.acceptUnauthenticated) return flagged(document);
     const plain = holdsPlainSecret(document) ? ' and holds a plaintext secret' : '';
+    // A journal entry's secret is about to be delivered everywhere: one in plaintext is refused even
+    // so, since accepting it would deliver whatever was planted. Finished without a key, it is gone.
+    if (auth.acceptUnauthenticated && !(kind === 'journal' && plain)) {
+      auth.onAcceptedUnauthenticated?.(what);
+      return flagged(document);
+    }
+    if (auth.acceptUnauthenticated) {
+      throw new StateIntegrityError(
+        `${what} holds a plaintext secret and is not authenticated by the state key; ROTATOR_STATE_KEY_PREVIOUS=none does ` +
+          `not accept an unfinished rotation's secret, which would be delivered everywhere. If it is yours, finish that ` +
+          `rotation without ROTATOR_STATE_KEY (run once), then set the key; otherwise find out who wrote it`,
+      );
+    }
     throw new StateIntegrityError(
       `${what} is not authenticated by the state key${plain}: written by someone else, or without a key or by a token-rotator ` +
         `from before state authentication. Nothing of it is used and nothing is delivered for "${name}". If it is yours, ` +

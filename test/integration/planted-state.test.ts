@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
@@ -179,6 +179,37 @@ describe('state someone else wrote is refused, and nothing of it is delivered', 
       expect(await readFile(join(fx.dir, 'secrets/ingest.token'), 'utf8')).toBe(delivered);
       expect(JSON.parse(await readFile(join(fx.dir, 'state/tokens/ingest.json'), 'utf8'))).toMatchObject({ currentId: current.currentId });
       expect(regenerates()).toBe(before);
+    });
+
+    it('with previous "none": a plaintext staged secret is still refused, while a plaintext record is accepted and said', async () => {
+      const { record, delivered } = await rotatedOnce();
+      const victim = fx.emulator.store.add({ name: 'victim', expiresAt: inDays(60) });
+      const now = new Date().toISOString();
+      await plant(
+        plantedEntry('ingest', record.currentId, {
+          staged: { newId: victim.id, newExpiresAt: null, stagedAt: now, secret: { plain: PLANTED } },
+        }),
+      );
+      const before = regenerates();
+      const refused = await cli({ ROTATOR_STATE_KEY_PREVIOUS: 'none' });
+      expect(refused.code).toBe(1);
+      expect(refused.stdout + refused.stderr).toMatch(/ROTATOR_STATE_KEY_PREVIOUS=none does not accept an unfinished rotation's secret/);
+      expect(await readFile(join(fx.dir, 'secrets/ingest.token'), 'utf8')).toBe(delivered);
+      expect(JSON.parse(await readFile(join(fx.dir, 'state/tokens/ingest.json'), 'utf8'))).toMatchObject({ currentId: record.currentId });
+      expect(regenerates()).toBe(before);
+
+      // A record without its MAC (as written before state authentication) is accepted, with a warning naming it.
+      await rm(join(fx.dir, 'state/journal/ingest.json'));
+      const file = join(fx.dir, 'state/tokens/ingest.json');
+      const { mac: _mac, ...unauthenticated } = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+      await writeFile(file, JSON.stringify(unauthenticated), { mode: 0o600 });
+      const accepted = await cli({ ROTATOR_STATE_KEY_PREVIOUS: 'none' });
+      expect(accepted.code, accepted.stderr).toBe(0);
+      expect(accepted.stderr).toMatch(
+        /state record of \\?"ingest\\?" .* is not authenticated by the state key; accepted as ROTATOR_STATE_KEY_PREVIOUS=none says/,
+      );
+      expect(JSON.parse(await readFile(file, 'utf8'))).toHaveProperty('mac');
+      expect((await cli()).code, 'authenticated by that run: no "none" needed any more').toBe(0);
     });
 
     it('without a key: a staged id equal to its old one, or an old id outside the lineage, is refused', async () => {

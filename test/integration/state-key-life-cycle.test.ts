@@ -69,6 +69,20 @@ describe('changing the state key', () => {
     expect(regenerates()).toBe(1);
   });
 
+  it('previous keys (or none) without a current key are refused: what a run writes would be unauthenticated', async () => {
+    const token = fx.emulator.store.add({ name: 'ingest', expiresAt: new Date(Date.now() + 20 * DAY) });
+    await writePolicy(fx.dir, {
+      version: 1,
+      tokens: [{ name: 'ingest', id: token.id, sinks: [{ type: 'file', path: 'secrets/ingest.token' }] }],
+    });
+    for (const previous of [key(1), 'none']) {
+      const result = await once({ ROTATOR_STATE_KEY: '', ROTATOR_STATE_KEY_PREVIOUS: previous });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/env\.ROTATOR_STATE_KEY_PREVIOUS: needs ROTATOR_STATE_KEY/);
+    }
+    expect(fx.emulator.requests).toEqual([]);
+  });
+
   it('a malformed previous key is named with its place, before any network call', async () => {
     const token = fx.emulator.store.add({ name: 'ingest', expiresAt: new Date(Date.now() + 20 * DAY) });
     await writePolicy(fx.dir, {

@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
@@ -74,5 +74,31 @@ describe('ownership is per token name', () => {
     expect(refused.code).toBe(1);
     expect(JSON.stringify(itemsOf(refused.stdout))).toMatch(/names another token, \\"beta\\"/);
     expect(regenerated(alphaId)).toBe(0);
+  });
+
+  it("a json file written for alpha is not beta's either: refused, never adopted as beta's secret, as files cannot be taken over", async () => {
+    const alpha = fx.emulator.store.add({ name: 'alpha', expiresAt: inDays(60) });
+    const beta = fx.emulator.store.add({ name: 'beta', expiresAt: inDays(60) });
+    const shared = join(fx.dir, 'shared.json');
+    for (const [name, id, own] of [
+      ['alpha', alpha.id, []],
+      ['beta', beta.id, [{ type: 'file', path: 'beta-other.token' }]],
+    ] as const) {
+      await mkdir(team(name), { recursive: true });
+      await writePolicy(team(name), {
+        version: 1,
+        tokens: [{ name, id, sinks: [{ type: 'file', path: shared, format: 'json' }, ...own] }],
+      });
+    }
+    expect((await cli('alpha', 'once')).code).toBe(0);
+    const written = await readFile(shared, 'utf8');
+    const regenerates = () => fx.emulator.requests.filter((r) => r.op === 'regenerate').length;
+    const before = regenerates();
+    const refused = await cli('beta', 'once', '--json');
+    expect(refused.code).toBe(1);
+    expect(JSON.stringify(itemsOf(refused.stdout))).toMatch(/names another token, \\"alpha\\".*cannot be taken over/);
+    expect(await readFile(shared, 'utf8')).toBe(written);
+    await expect(readFile(join(team('beta'), 'beta-other.token'), 'utf8'), "alpha's secret is not beta's to deliver").rejects.toThrow();
+    expect(regenerates()).toBe(before);
   });
 });

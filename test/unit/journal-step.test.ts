@@ -35,9 +35,10 @@ describe('the next step a journal entry makes: one value for plan and once', () 
   it('an intent the state already records as committed (a commit from memory): erased, then a plain check', () => {
     const committed = { ...before, currentId: 'tok-2', lineage: [{ id: 'tok-1', replacedAt: startedAt, expiresAt: null }] };
     expect(journalStep(intent, committed, trust)).toMatchObject({ kind: 'erase-committed' });
-    // Another rotation of the same old id (another start time) is not this one.
+    // Another rotation of the same old id (another start time) is not this one: an earlier intent
+    // written back after tok-1 was replaced, refused rather than reconciled (and regenerated) again.
     const other = { ...committed, lineage: [{ id: 'tok-1', replacedAt: '2026-11-01T00:00:00.000Z', expiresAt: null }] };
-    expect(journalStep(intent, other, trust)).toMatchObject({ kind: 'reconcile' });
+    expect(() => journalStep(intent, other, trust)).toThrow(/which this name has replaced since/);
   });
 
   it('a staged entry: finish it; a held one: wait for an operator', () => {
