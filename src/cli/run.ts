@@ -222,9 +222,20 @@ export async function run(argv: string[], given: CliIo): Promise<number> {
     await program.parseAsync(argv, { from: 'user' });
     return exitCode;
   } catch (error) {
+    if (error instanceof CommanderError && error.exitCode !== 0 && wantsValidationJson(argv)) {
+      // A usage error (a flag, or a variable commander checks) refuses the configuration too: a CI
+      // step parsing `validate --json` gets the envelope, as for a refused policy.
+      const path = /\b(ROTATOR_[A-Z_]+)\b/.exec(error.message)?.[1];
+      const refused = new ConfigError([{ path: path ? `env.${path}` : 'argv', message: error.message.replace(/^error: /, '') }]);
+      const [{ refusedEnvelope }, { toJson }] = await Promise.all([import('./commands/validate.js'), import('./output/envelope.js')]);
+      io.stdout.write(toJson(refusedEnvelope(refused, io.cwd)));
+    }
     return reportError(error, io);
   }
 }
+
+/** `validate` with `--json` among the arguments (before or after the command). */
+const wantsValidationJson = (argv: readonly string[]): boolean => argv.includes('validate') && argv.includes('--json');
 
 /** The exit code for what a command threw, said on stderr: one line, no stack trace unless unexpected. */
 export function reportError(error: unknown, io: Pick<CliIo, 'stderr'>): number {

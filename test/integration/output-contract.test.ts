@@ -227,4 +227,20 @@ describe('validate --json of a refused configuration', () => {
     expect(dotenv.summary).toEqual({ valid: false, online: false });
     expect(dotenv.problems).toEqual([{ path: '--dotenv nope.env', message: expect.stringContaining('cannot read') }]);
   });
+
+  it('gives a usage error (a flag, or a variable the command line checks) as a refusal too', async () => {
+    await policy('version: 1\ntokens: []\n');
+    for (const [args, env, path] of [
+      [['--config', 'rotation.yaml'], { ROTATOR_LOG_FORMAT: 'xml' }, 'env.ROTATOR_LOG_FORMAT'],
+      [['--config', 'rotation.yaml', '--log-format', 'xml'], {}, 'argv'],
+      [['--config', 'rotation.yaml', '--onlin'], {}, 'argv'],
+    ] as const) {
+      const result = await runCli(['validate', '--json', ...args], { cwd: fx.dir, env });
+      fx.results.push(result);
+      expect(result.code, result.stderr).toBe(2);
+      const parsed = envelopeOf(result, 'Validation') as unknown as Refused;
+      expect(parsed.summary).toEqual({ valid: false, online: false });
+      expect(parsed.problems).toEqual([{ path, message: expect.stringMatching(/xml|onlin/) }]);
+    }
+  });
 });

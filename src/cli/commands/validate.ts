@@ -27,7 +27,8 @@ export async function validateCommand(options: ValidateOptions, io: CliIo): Prom
   }
 }
 
-function refusedEnvelope(error: ConfigError, cwd: string) {
+/** The `Validation` envelope of a refused configuration: what `validate --json` prints whatever refused it. */
+export function refusedEnvelope(error: ConfigError, cwd: string) {
   const summary = {
     ...(error.policyFile ? { policy: relative(cwd, error.policyFile) || error.policyFile } : {}),
     valid: false,
