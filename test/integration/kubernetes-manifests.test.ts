@@ -47,7 +47,7 @@ const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
  * manifest names must be in the rendered output.
  */
 const EXTERNAL: Record<string, string> = {
-  'Namespace /token-rotator': 'created by the user first (kubectl create namespace), so that deleting an overlay keeps the state',
+  'Namespace /token-rotator': 'config/kubernetes/namespace, applied first and apart, so that deleting an overlay keeps the state',
   'Namespace /apps': "the app's namespace",
   'ConfigMap apps/kube-root-ca.crt': "published by Kubernetes in every namespace: the cluster's CA, for the sidecar's projected token",
   'Secret apps/ingest-api-token': 'written by the kubernetes-secret sink (RBAC resourceNames)',
