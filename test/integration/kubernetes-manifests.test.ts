@@ -1,7 +1,5 @@
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { promisify } from 'node:util';
 
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
@@ -10,6 +8,17 @@ import { run } from '../../src/cli/run.js';
 import { VARIABLES } from '../../src/config/env.js';
 import { parsePolicy } from '../../src/config/load-policy.js';
 import { JOURNAL_INDEX_NAME, leaseObjectName, stateObjectName } from '../../src/kubernetes/rotator-objects.js';
+import {
+  allContainers,
+  type Container,
+  idOf,
+  type K8sObject,
+  type PodSpec,
+  renderKustomization,
+  type SecurityContext,
+  validateWithModels,
+  workloads,
+} from '../helpers/kustomize.js';
 
 /**
  * The Kubernetes examples as users apply them: each overlay rendered by the real `kubectl kustomize`
@@ -19,94 +28,11 @@ import { JOURNAL_INDEX_NAME, leaseObjectName, stateObjectName } from '../../src/
 const root = resolve(import.meta.dirname, '../..');
 const kubernetesDir = resolve(root, 'config/kubernetes');
 
-interface Metadata {
-  name: string;
-  namespace?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-}
-interface K8sObject {
-  apiVersion: string;
-  kind: string;
-  metadata: Metadata;
-  [field: string]: unknown;
-}
-interface SecurityContext {
-  runAsNonRoot?: boolean;
-  runAsUser?: number;
-  runAsGroup?: number;
-  readOnlyRootFilesystem?: boolean;
-  allowPrivilegeEscalation?: boolean;
-  privileged?: boolean;
-  capabilities?: { add?: string[]; drop?: string[] };
-  seccompProfile?: { type: string };
-  fsGroup?: number;
-}
-interface Probe {
-  httpGet?: { path: string; port: number | string };
-  exec?: unknown;
-  tcpSocket?: unknown;
-}
-interface EnvVar {
-  name: string;
-  value?: string;
-  valueFrom?: { secretKeyRef?: { name: string; key: string }; configMapKeyRef?: { name: string; key: string } };
-}
-interface Container {
-  name: string;
-  image: string;
-  args?: string[];
-  restartPolicy?: string;
-  env?: EnvVar[];
-  envFrom?: Array<{ secretRef?: { name: string }; configMapRef?: { name: string } }>;
-  ports?: Array<{ name?: string; containerPort: number }>;
-  volumeMounts?: Array<{ name: string; mountPath: string; readOnly?: boolean }>;
-  securityContext?: SecurityContext;
-  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
-  livenessProbe?: Probe;
-  readinessProbe?: Probe;
-  startupProbe?: Probe;
-}
-interface Volume {
-  name: string;
-  configMap?: { name: string; items?: Array<{ key: string; path: string }> };
-  secret?: { secretName: string; items?: Array<{ key: string; path: string }> };
-  persistentVolumeClaim?: { claimName: string };
-  emptyDir?: { medium?: string; sizeLimit?: string };
-  hostPath?: unknown;
-  projected?: {
-    sources: Array<{
-      configMap?: { name: string; items?: Array<{ key: string; path: string }> };
-      secret?: { name: string };
-      serviceAccountToken?: { path: string };
-      downwardAPI?: { items: Array<{ path: string; fieldRef?: { fieldPath: string } }> };
-    }>;
-  };
-}
-interface PodSpec {
-  serviceAccountName?: string;
-  automountServiceAccountToken?: boolean;
-  securityContext?: SecurityContext;
-  containers: Container[];
-  initContainers?: Container[];
-  volumes?: Volume[];
-}
-interface PodTemplate {
-  metadata?: { labels?: Record<string, string> };
-  spec: PodSpec;
-}
 interface PolicyRule {
   apiGroups: string[];
   resources: string[];
   verbs: string[];
   resourceNames?: string[];
-}
-
-/** A workload's pod template, wherever its kind keeps it. */
-interface Workload {
-  object: K8sObject;
-  namespace: string;
-  template: PodTemplate;
 }
 
 const OVERLAYS = ['cronjob', 'deployment', 'sidecar'] as const;
@@ -121,7 +47,7 @@ const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
  * manifest names must be in the rendered output.
  */
 const EXTERNAL: Record<string, string> = {
-  'Namespace /token-rotator': 'created by the user first (kubectl create namespace), so that deleting an overlay keeps the state',
+  'Namespace /token-rotator': 'config/kubernetes/namespace, applied first and apart, so that deleting an overlay keeps the state',
   'Namespace /apps': "the app's namespace",
   'ConfigMap apps/kube-root-ca.crt': "published by Kubernetes in every namespace: the cluster's CA, for the sidecar's projected token",
   'Secret apps/ingest-api-token': 'written by the kubernetes-secret sink (RBAC resourceNames)',
@@ -201,48 +127,14 @@ async function printedRbac(overlay: Overlay): Promise<string> {
   return stdout;
 }
 
-const execFileAsync = promisify(execFile);
-
-async function render(overlay: Overlay): Promise<K8sObject[]> {
-  const dir = resolve(kubernetesDir, 'overlays', overlay);
-  let stdout: string;
-  try {
-    ({ stdout } = await execFileAsync('kubectl', ['kustomize', dir], { maxBuffer: 16 * 1024 * 1024 }));
-  } catch (error) {
-    throw new Error(
-      `kubectl kustomize ${dir} failed (kubectl with kustomize must be on PATH): ${(error as { stderr?: string }).stderr ?? error}`,
-      { cause: error },
-    );
-  }
-  return parseAllDocuments(stdout).map((document) => {
-    expect(document.errors).toEqual([]);
-    return document.toJS() as K8sObject;
-  });
-}
+const render = (overlay: Overlay) => renderKustomization(resolve(kubernetesDir, 'overlays', overlay));
 
 const GENERATED_KINDS = new Set(['ConfigMap', 'Secret']);
 /** A generated ConfigMap or Secret carries a 10-character hash of its content after its name. */
 const baseName = (object: K8sObject) =>
   GENERATED_KINDS.has(object.kind) ? object.metadata.name.replace(/-[a-z0-9]{10}$/, '') : object.metadata.name;
 const id = (kind: string, namespace: string, name: string) => `${kind} ${namespace}/${name}`;
-const idOf = (object: K8sObject) => id(object.kind, object.metadata.namespace ?? '', object.metadata.name);
 
-function workloads(objects: K8sObject[]): Workload[] {
-  return objects.flatMap((object): Workload[] => {
-    const spec = object.spec as Record<string, unknown> | undefined;
-    const namespace = object.metadata.namespace ?? '';
-    if (object.kind === 'CronJob') {
-      const jobSpec = (spec!.jobTemplate as { spec: { template: PodTemplate } }).spec;
-      return [{ object, namespace, template: jobSpec.template }];
-    }
-    if (['Deployment', 'StatefulSet', 'DaemonSet', 'Job'].includes(object.kind))
-      return [{ object, namespace, template: spec!.template as PodTemplate }];
-    if (object.kind === 'Pod') return [{ object, namespace, template: { metadata: object.metadata, spec: spec as unknown as PodSpec } }];
-    return [];
-  });
-}
-
-const allContainers = (spec: PodSpec) => [...(spec.initContainers ?? []), ...spec.containers];
 const rotatorContainer = (spec: PodSpec) => allContainers(spec).find((c) => c.name === 'token-rotator');
 const envValue = (container: Container, name: string) => container.env?.find((e) => e.name === name)?.value;
 const data = (object: K8sObject) => ({ ...(object.data as Record<string, string>), ...(object.stringData as Record<string, string>) });
@@ -277,15 +169,7 @@ describe.each(OVERLAYS)('config/kubernetes/overlays/%s rendered by kubectl kusto
   });
 
   it('holds only objects valid against the Kubernetes OpenAPI schemas (kubernetes-models)', async () => {
-    for (const object of objectsOf(overlay)) {
-      const [group, version] = object.apiVersion.includes('/') ? object.apiVersion.split('/') : ['', object.apiVersion];
-      const models = (await import(`kubernetes-models/${group ? `${group}/` : ''}${version}/${object.kind}`)) as Record<
-        string,
-        new (data: unknown) => { validate(): void }
-      >;
-      const Model = models[object.kind]!;
-      expect(() => new Model(object).validate(), idOf(object)).not.toThrow();
-    }
+    for (const object of objectsOf(overlay)) await expect(validateWithModels(object), idOf(object)).resolves.toBeUndefined();
   });
 
   it('gives its generated ConfigMap and Secret a content hash, and the pods the hashed names', () => {
@@ -599,6 +483,49 @@ function policyText(objects: K8sObject[]): string {
   const configMap = find(objects, 'ConfigMap', pod!.namespace, volume.configMap!.name)!;
   return data(configMap)[file.file]!;
 }
+
+/**
+ * The rotator's memory as measured on Node 24.21 with the image's NODE_OPTIONS (--max-semi-space-size=1),
+ * in bytes of RSS: what the request and the limit must hold. Measure again after a change to the
+ * daemon's footprint (`BENCH_ONLY=sidecar,memory npm run bench`) and update these with the README.
+ */
+const MEASURED = {
+  /** An idle daemon with one token, a Kubernetes Secret sink, a rollout reload and the Kubernetes state backend (bench row x1). */
+  idleOneToken: 112.4e6,
+  /** A run of `once` rotating that token, peak RSS (/usr/bin/time). */
+  oncePeak: 116.7e6,
+  /** An idle daemon with 100 file-sink tokens (bench row 5a). */
+  idleHundredTokens: 124.6e6,
+  /** Each 1,000 more tokens, the top of the measured range (bench row 5c). */
+  perThousandTokens: 105e6,
+};
+/** What a request must leave above the idle figure: the spread between runs is ±5 MB. */
+const REQUEST_MARGIN = 1.15;
+
+/** A Kubernetes memory quantity in bytes; only the binary suffixes the manifests use. */
+function bytesOf(quantity: string): number {
+  const match = /^(\d+)(Ki|Mi|Gi)$/.exec(quantity);
+  if (!match) throw new Error(`unexpected memory quantity ${quantity}`);
+  return Number(match[1]) * 1024 ** { Ki: 1, Mi: 2, Gi: 3 }[match[2] as 'Ki' | 'Mi' | 'Gi'];
+}
+
+describe("the rotator's memory (base/container.yaml, on every shape)", () => {
+  const resources = () =>
+    (parse(readFileSync(resolve(kubernetesDir, 'base/container.yaml'), 'utf8')) as { spec: PodSpec }).spec.containers[0]!.resources!;
+
+  it('requests at least what the rotator holds idle, with a margin, so the scheduler never places it short', () => {
+    const request = bytesOf(resources().requests!.memory!);
+    expect(request, 'idle, one token').toBeGreaterThanOrEqual(MEASURED.idleOneToken * REQUEST_MARGIN);
+    expect(request, 'a run of once').toBeGreaterThanOrEqual(MEASURED.oncePeak);
+    expect(request, 'idle, 100 tokens').toBeGreaterThanOrEqual(MEASURED.idleHundredTokens);
+  });
+
+  it('limits at twice the request at least: room for a run and for about a thousand tokens', () => {
+    const limit = bytesOf(resources().limits!.memory!);
+    expect(limit).toBeGreaterThanOrEqual(2 * bytesOf(resources().requests!.memory!));
+    expect(limit).toBeGreaterThanOrEqual(MEASURED.idleHundredTokens + MEASURED.perThousandTokens);
+  });
+});
 
 describe('the CronJob', () => {
   const cronJob = () => find(objectsOf('cronjob'), 'CronJob', ROTATOR_NAMESPACE, 'token-rotator')!;

@@ -12,12 +12,27 @@ import { type Daemon, startDaemon } from '../../src/daemon/start-daemon.js';
 import { type Emulator, startEmulator } from '../../src/emulator/start-emulator.js';
 import { createLogger } from '../../src/log/logger.js';
 import { seedSink, writeEmulatorEnv } from '../helpers/cli.js';
+import { renderKustomization } from '../helpers/kustomize.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const monitoring = join(root, 'config/monitoring');
 /** Made by Prometheus itself for every target, not by an exporter. */
 const PROMETHEUS_OWN = new Set(['up']);
+/**
+ * The kube-state-metrics series the CronJob shape's alerts read (it has no /metrics of its own),
+ * as kube-state-metrics v2 documents them (docs/metrics/workload/job-metrics.md, cronjob-metrics.md).
+ */
+const KUBE_STATE_METRICS = new Set([
+  'kube_job_status_start_time',
+  'kube_job_failed',
+  'kube_cronjob_status_last_successful_time',
+  'kube_cronjob_created',
+]);
+/** The alert group that reads kube-state-metrics instead of the daemon. */
+const CRONJOB_GROUP = 'token-rotator.cronjob';
+/** Labels that tell one scraped pod from another: an alert that keeps them pages once per replica. */
+const PER_TARGET = new Set(['instance', 'pod']);
 
 interface Scrape {
   /** Every metric name the daemon exposes (`# TYPE` lines), with the suffixes its type adds. */
@@ -53,6 +68,10 @@ interface Selector {
   metric: string;
   /** `label="value"` matchers (exact ones), to check the value exists. */
   exact: Array<{ label: string; value: string }>;
+  /** The `by` labels of the nearest aggregation around the selector; absent when none is, or it is `without`. */
+  by?: string[];
+  /** `label=~"regex"` matchers, when there are any. */
+  regex?: Array<{ label: string; value: string }>;
 }
 
 /** Parses with Prometheus's own PromQL grammar: syntax errors, and every metric selected. */
@@ -68,15 +87,30 @@ function parsePromql(expr: string): { errors: string[]; selectors: Selector[] } 
       const identifier = node.node.getChild('Identifier');
       if (!identifier) return;
       const exact: Selector['exact'] = [];
+      const regex: Selector['exact'] = [];
       for (const matcher of node.node.getChild('LabelMatchers')?.getChildren('UnquotedLabelMatcher') ?? []) {
         const label = matcher.getChild('LabelName');
         const op = matcher.getChild('MatchOp');
         const literal = matcher.getChild('StringLiteral');
-        if (label && op?.getChild('EqlSingle') && literal) {
-          exact.push({ label: expr.slice(label.from, label.to), value: JSON.parse(expr.slice(literal.from, literal.to)) as string });
-        }
+        if (!label || !literal) continue;
+        const found = { label: expr.slice(label.from, label.to), value: JSON.parse(expr.slice(literal.from, literal.to)) as string };
+        if (op?.getChild('EqlSingle')) exact.push(found);
+        if (op?.getChild('EqlRegex')) regex.push(found);
       }
-      selectors.push({ metric: expr.slice(identifier.from, identifier.to), exact });
+      let by: string[] | undefined;
+      for (let parent = node.node.parent; parent; parent = parent.parent) {
+        if (parent.name !== 'AggregateExpr') continue;
+        const modifier = parent.getChild('AggregateModifier');
+        if (modifier?.getChild('By'))
+          by = (modifier.getChild('GroupingLabels')?.getChildren('LabelName') ?? []).map((l) => expr.slice(l.from, l.to));
+        break;
+      }
+      selectors.push({
+        metric: expr.slice(identifier.from, identifier.to),
+        exact,
+        ...(by ? { by } : {}),
+        ...(regex.length ? { regex } : {}),
+      });
     },
   });
   return { errors, selectors };
@@ -90,7 +124,7 @@ interface Rule {
   annotations?: Record<string, string>;
 }
 
-async function ruleExpressions(): Promise<Array<{ where: string; expr: string }>> {
+async function ruleExpressions(): Promise<Array<{ where: string; expr: string; group?: string }>> {
   const rule = parseYaml(await readFile(join(monitoring, 'prometheus-rule.yaml'), 'utf8')) as {
     apiVersion: string;
     kind: string;
@@ -103,7 +137,7 @@ async function ruleExpressions(): Promise<Array<{ where: string; expr: string }>
       expect(r.labels?.severity, `${r.alert}: severity`).toMatch(/^(critical|warning)$/);
       expect(r.annotations?.summary, `${r.alert}: summary`).toBeTruthy();
       if (r.for !== undefined) expect(r.for, `${r.alert}: for`).toMatch(/^\d+[smh]$/);
-      return { where: `prometheus-rule.yaml ${r.alert}`, expr: r.expr };
+      return { where: `prometheus-rule.yaml ${r.alert}`, expr: r.expr, group: group.name };
     }),
   );
 }
@@ -207,15 +241,22 @@ describe('config/monitoring: the dashboard and the alerts use what the daemon re
   });
 
   it('every alert and every dashboard query parses as PromQL and selects only metrics (and label values) the daemon exports', async () => {
-    const expressions = [...(await ruleExpressions()), ...(await dashboardExpressions())];
+    const expressions: Array<{ where: string; expr: string; group?: string }> = [
+      ...(await ruleExpressions()),
+      ...(await dashboardExpressions()),
+    ];
     expect(expressions.length).toBeGreaterThan(20);
     const problems: string[] = [];
     const used = new Set<string>();
-    for (const { where, expr } of expressions) {
+    for (const { where, expr, group } of expressions) {
       const { errors, selectors } = parsePromql(expr);
       problems.push(...errors.map((e) => `${where}: ${e}`));
       if (selectors.length === 0) problems.push(`${where}: selects no metric`);
       for (const { metric, exact } of selectors) {
+        if (group === CRONJOB_GROUP) {
+          if (!KUBE_STATE_METRICS.has(metric)) problems.push(`${where}: ${metric} is not a kube-state-metrics series these alerts know`);
+          continue;
+        }
         used.add(metric);
         if (PROMETHEUS_OWN.has(metric)) continue;
         if (!scrape.names.has(metric)) problems.push(`${where}: ${metric} is not exported`);
@@ -244,8 +285,29 @@ describe('config/monitoring: the dashboard and the alerts use what the daemon re
     expect(parsePromql('token_rotator_checks_total >').errors).not.toEqual([]);
     const { errors, selectors } = parsePromql('sum by (token) (increase(token_rotator_check_total{result="failure"}[1h])) > 0');
     expect(errors).toEqual([]);
-    expect(selectors).toEqual([{ metric: 'token_rotator_check_total', exact: [{ label: 'result', value: 'failure' }] }]);
+    expect(selectors).toEqual([{ metric: 'token_rotator_check_total', exact: [{ label: 'result', value: 'failure' }], by: ['token'] }]);
+    expect(parsePromql('max without (pod) (token_rotator_sink_drift) or token_rotator_sink_drift').selectors.map((s) => s.by)).toEqual([
+      undefined,
+      undefined,
+    ]);
     expect(scrape.names.has('token_rotator_check_total')).toBe(false);
+  });
+
+  it('every alert on a per-token series aggregates it by token, without the pod or instance: two replicas page once', async () => {
+    const perToken = new Set(scrape.series.filter((l) => /[{,]token="/.test(l)).map((l) => l.slice(0, l.indexOf('{'))));
+    expect(perToken).toContain('token_rotator_token_expiry_timestamp_seconds');
+    const problems: string[] = [];
+    let checked = 0;
+    for (const { where, expr } of await ruleExpressions()) {
+      for (const { metric, by } of parsePromql(expr).selectors) {
+        if (!perToken.has(metric)) continue;
+        checked++;
+        if (!by?.includes('token') || by.some((label) => PER_TARGET.has(label)))
+          problems.push(`${where}: ${metric} is not aggregated by token (${by ? `by (${by.join(', ')})` : 'no aggregation'})`);
+      }
+    }
+    expect(problems).toEqual([]);
+    expect(checked).toBeGreaterThan(8);
   });
 
   it('the kustomization lists every file beside it', async () => {
@@ -255,5 +317,35 @@ describe('config/monitoring: the dashboard and the alerts use what the daemon re
     };
     const listed = [...kustomization.resources, ...kustomization.configMapGenerator.flatMap((g) => g.files)].sort();
     expect(listed).toEqual(['grafana-dashboard.json', 'pod-monitor.yaml', 'prometheus-rule.yaml']);
+  });
+});
+
+describe("config/monitoring: the CronJob shape's alerts", () => {
+  it('read the Jobs of the CronJob the cronjob overlay renders, by its name, and no other Jobs', async () => {
+    const objects = await renderKustomization(join(root, 'config/kubernetes/overlays/cronjob'));
+    const cronJobs = objects.filter((o) => o.kind === 'CronJob').map((o) => o.metadata.name);
+    expect(cronJobs).toHaveLength(1);
+    const name = cronJobs[0]!;
+    // The CronJob controller names each Job <cronjob>-<scheduled time in minutes since the epoch>.
+    const jobOfRun = `${name}-${Math.floor(Date.UTC(2030, 0, 1) / 60_000)}`;
+    const alerts = (await ruleExpressions()).filter((e) => e.group === CRONJOB_GROUP);
+    expect(alerts.map((a) => a.where)).toEqual([
+      'prometheus-rule.yaml TokenRotatorCronJobFailed',
+      'prometheus-rule.yaml TokenRotatorCronJobNoSuccess',
+    ]);
+    for (const { where, expr } of alerts) {
+      for (const { metric, exact, regex } of parsePromql(expr).selectors) {
+        const at = `${where} ${metric}`;
+        if (metric.startsWith('kube_cronjob_')) expect(exact, at).toContainEqual({ label: 'cronjob', value: name });
+        if (metric.startsWith('kube_job_')) {
+          const jobName = regex?.find((m) => m.label === 'job_name');
+          expect(jobName, `${at}: selects the Jobs by name`).toBeDefined();
+          const matches = (job: string) => new RegExp(`^(?:${jobName!.value})$`).test(job); // Prometheus anchors regex matchers
+          expect(matches(jobOfRun), `${at} matches ${jobOfRun}`).toBe(true);
+          for (const other of [`${name}-backup-${jobOfRun.split('-').pop()}`, `other-${jobOfRun}`, name])
+            expect(matches(other), `${at} does not match ${other}`).toBe(false);
+        }
+      }
+    }
   });
 });
