@@ -1,0 +1,74 @@
+// The production dependency tree: what `npm ci --omit=dev --omit=optional` installs, which is
+// exactly the image's node_modules (see the Dockerfile). Optional dependencies are left out: the one
+// token-rotator declares, oidc-provider (with the ~35 packages only it pulls in), serves the
+// emulator's authorization server alone, which the CLI never imports and the image does not ship.
+import { execFile } from 'node:child_process';
+
+export const OMIT = ['dev', 'optional'];
+
+/**
+ * `npm ls` of the production tree, every level, with each package's path and declared license.
+ * npm ls exits 1 when the installed tree is not what package.json and the lock file say (a missing,
+ * invalid or extraneous package); its JSON then lists the problems, which are returned.
+ * @param {string} root the project folder
+ * @returns {Promise<{ tree: NpmLsNode, problems: string[] }>}
+ */
+export function listProductionTree(root) {
+  const args = ['ls', '--all', '--long', '--json', ...OMIT.map((type) => `--omit=${type}`)];
+  return new Promise((resolve, reject) => {
+    execFile('npm', args, { cwd: root, maxBuffer: 256 * 1024 * 1024 }, (error, stdout, stderr) => {
+      let tree;
+      try {
+        tree = JSON.parse(stdout);
+      } catch {
+        reject(new Error(`npm ${args.join(' ')} printed no JSON: ${error?.message ?? ''} ${stderr}`.trim()));
+        return;
+      }
+      resolve({ tree, problems: tree.problems ?? (error ? [`npm ls failed: ${stderr.trim()}`] : []) });
+    });
+  });
+}
+
+/**
+ * @typedef {{ name?: string, version?: string, license?: unknown, licenses?: unknown, path?: string,
+ *   missing?: boolean, dependencies?: Record<string, NpmLsNode> }} NpmLsNode
+ * @typedef {{ name: string, version: string, declaredLicenses: string[] }} InstalledPackage
+ */
+
+/**
+ * Every package below the root, once per name@version (npm installs one version in several
+ * places when the tree needs it there; the SBOM lists each place, by the same name@version).
+ * @param {NpmLsNode} tree
+ * @returns {Map<string, InstalledPackage>}
+ */
+export function packagesOf(tree) {
+  /** @type {Map<string, InstalledPackage>} */
+  const packages = new Map();
+  const visit = (/** @type {NpmLsNode} */ node) => {
+    for (const [name, child] of Object.entries(node.dependencies ?? {})) {
+      if (child.missing || !child.version) continue; // reported in npm ls's problems
+      const id = `${name}@${child.version}`;
+      if (!packages.has(id)) packages.set(id, { name, version: child.version, declaredLicenses: declaredLicenses(child) });
+      visit(child);
+    }
+  };
+  visit(tree);
+  return packages;
+}
+
+/**
+ * What a package.json declares as its license: the SPDX `license` string, or the older
+ * `license: { type }` and `licenses: [{ type }]` forms.
+ * @param {{ license?: unknown, licenses?: unknown }} manifest
+ * @returns {string[]}
+ */
+export function declaredLicenses(manifest) {
+  const typeOf = (/** @type {unknown} */ entry) =>
+    typeof entry === 'string'
+      ? entry
+      : typeof entry === 'object' && entry !== null
+        ? /** @type {{ type?: unknown }} */ (entry).type
+        : undefined;
+  const entries = [manifest.license, ...(Array.isArray(manifest.licenses) ? manifest.licenses : [])];
+  return entries.map(typeOf).filter(/** @returns {type is string} */ (type) => typeof type === 'string' && type.length > 0);
+}
