@@ -151,7 +151,7 @@ describe('the npm tarball', () => {
 
   it('ships the licence, the docs, both programs and both JSON Schemas', async () => {
     const pkg = await packageJson();
-    for (const file of ['LICENSE', 'README.md', 'package.json', 'dist/policy.schema.json', 'schema/output.schema.json'])
+    for (const file of ['LICENSE', 'README.md', 'CHANGELOG.md', 'package.json', 'dist/policy.schema.json', 'schema/output.schema.json'])
       expect(paths, file).toContain(file);
     for (const bin of Object.values(pkg.bin)) expect(paths, bin).toContain(bin);
     for (const target of Object.values(pkg.exports)) expect(paths, target).toContain(target.replace(/^\.\//, ''));
