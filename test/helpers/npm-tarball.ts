@@ -8,10 +8,12 @@ const run = promisify(execFile);
 
 /**
  * npm with none of the `npm_config_*` settings of the npm that started the tests (`npm test` and
- * `npm exec` pass theirs on): only PATH, and HOME for npm's cache.
+ * `npm exec` pass theirs on, `npm_config_prefix` and `npm_config_global_prefix` among them) but its
+ * cache, the one `npm ci` filled: PATH, HOME, and `npm_config_cache` when it is set.
  */
-function npmEnv(): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' };
+export function npmEnv(): NodeJS.ProcessEnv {
+  const cache = process.env.npm_config_cache;
+  return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...(cache ? { npm_config_cache: cache } : {}) };
 }
 
 export interface PackedFile {

@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { npmEnv } from '../helpers/npm-tarball.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -33,7 +34,7 @@ describe('versions and the changelog (Changesets)', () => {
       await writeFile(join(copy, '.changeset/canary-fix.md'), "---\n'token-rotator': patch\n---\n\nA canary fix.\n");
       before = await readFile(join(copy, 'CHANGELOG.md'), 'utf8');
       // npm run puts node_modules/.bin first on PATH: the pinned Node runs Changesets.
-      await run('npm', ['run', 'version-packages'], { cwd: copy, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' } });
+      await run('npm', ['run', 'version-packages'], { cwd: copy, env: npmEnv() });
     }, 120_000);
 
     afterAll(async () => {
