@@ -1,13 +1,18 @@
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { copyFile, readFile, rm, symlink } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { copyFile, mkdir, readFile, rm, symlink } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { runCli, seedSink, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
+import { installTarball, packCheckout, type Tarball } from '../helpers/npm-tarball.js';
+import { NO_OLD_NODE, oldNodeOnPath, refusalOf } from '../helpers/old-node.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -43,11 +48,21 @@ afterAll(async () => {
 const dockerfile = () => readFile(join(root, 'Dockerfile'), 'utf8');
 const packageJson = async () =>
   JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as {
+    private?: boolean;
+    license: string;
+    keywords?: string[];
+    homepage?: string;
+    repository?: { type: string; url: string };
+    bugs?: { url: string };
     bin: Record<string, string>;
+    exports: Record<string, string>;
     dependencies: Record<string, string>;
     optionalDependencies?: Record<string, string>;
     files: string[];
   };
+
+/** sha256 of the Apache License 2.0 as the ASF publishes it (LICENSE-2.0.txt), unchanged. */
+const APACHE_2_0_SHA256 = 'cfc7749b96f63bd31c3c42b5c471bf756814053e847c10f3eb003417bc523d30';
 
 describe('the production build', () => {
   it('has neither the emulator, nor the demo, nor the test hooks, nor anything that imports oidc-provider', async () => {
@@ -99,6 +114,98 @@ describe('the package', () => {
     const result = await run(process.execPath, [join(root, 'dist/emulator/main.js'), '--help']);
     expect(result.stdout).toMatch(/^Usage: token-rotator-emulator \[options\]/);
     expect(result.stdout).toContain('--env-out <file>');
+  });
+});
+
+describe('the npm tarball', () => {
+  let work: string;
+  let tarball: Tarball;
+  let paths: Set<string>;
+  let installed: string;
+
+  beforeAll(async () => {
+    work = await makeTempDir('token-rotator-tarball-');
+    tarball = await packCheckout(root, work);
+    paths = new Set(tarball.files.map((f) => f.path));
+    installed = join(work, 'project');
+    await mkdir(installed);
+    await installTarball(root, tarball.file, installed);
+  }, 180_000);
+
+  afterAll(async () => {
+    await rm(work, { recursive: true, force: true });
+  });
+
+  it('is publishable under the Apache-2.0 licence, with where it comes from', async () => {
+    const pkg = await packageJson();
+    expect(pkg.private).toBeUndefined();
+    expect(pkg.license).toBe('Apache-2.0');
+    const licence = await readFile(join(root, 'LICENSE'));
+    expect(createHash('sha256').update(licence).digest('hex'), 'LICENSE is the Apache License 2.0 text, unchanged').toBe(APACHE_2_0_SHA256);
+    expect(pkg.repository?.url).toMatch(/^git\+https:\/\/.+\.git$/);
+    const home = pkg.repository!.url.replace(/^git\+/, '').replace(/\.git$/, '');
+    expect(pkg.homepage).toBe(`${home}#readme`);
+    expect(pkg.bugs?.url).toBe(`${home}/issues`);
+    expect(pkg.keywords?.length).toBeGreaterThan(0);
+  });
+
+  it('ships the licence, the docs, both programs and both JSON Schemas', async () => {
+    const pkg = await packageJson();
+    for (const file of ['LICENSE', 'README.md', 'CHANGELOG.md', 'package.json', 'dist/policy.schema.json', 'schema/output.schema.json'])
+      expect(paths, file).toContain(file);
+    for (const bin of Object.values(pkg.bin)) expect(paths, bin).toContain(bin);
+    for (const target of Object.values(pkg.exports)) expect(paths, target).toContain(target.replace(/^\.\//, ''));
+  });
+
+  it('ships no source, tests, demo or test hooks', () => {
+    expect([...paths].filter((path) => /^(src|test|bench|scripts|dist\/testing|dist\/demo)\//.test(path))).toEqual([]);
+  });
+
+  it('ships no source map without the source it maps', async () => {
+    const shipped = [...paths];
+    for (const path of shipped.filter((p) => p.endsWith('.js'))) {
+      const url = /\/\/# sourceMappingURL=(\S+)\s*$/.exec(await readFile(join(root, path), 'utf8'))?.[1];
+      if (url !== undefined) expect(paths, `${path} names its map`).toContain(join(dirname(path), url));
+    }
+    for (const path of shipped.filter((p) => p.endsWith('.map'))) {
+      const map = JSON.parse(await readFile(join(root, path), 'utf8')) as { sources: string[] };
+      for (const source of map.sources) expect(paths, `${path} maps ${source}`).toContain(join(dirname(path), source));
+    }
+  });
+
+  it('installs from the tarball and its production dependencies alone, and both programs run', async () => {
+    const bin = join(installed, 'node_modules/.bin');
+    const env = { PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` };
+    const version = await run(join(bin, 'token-rotator'), ['--version'], { cwd: installed, env });
+    expect(version.stdout).toBe(`${tarball.version}\n`);
+    const emulator = await run(join(bin, 'token-rotator-emulator'), ['--help'], { cwd: installed, env });
+    expect(emulator.stdout).toMatch(/^Usage: token-rotator-emulator \[options\]/);
+    // A command that loads the policy schema, the YAML reader and the settings, on the shipped example.
+    const validated = await run(
+      join(bin, 'token-rotator'),
+      ['validate', '--json', '--config', 'node_modules/token-rotator/config/rotation.yaml'],
+      { cwd: installed, env: { ...env, ROTATOR_API_URL: 'http://127.0.0.1:9', ROTATOR_ACCESS_TOKEN: 'canary-not-a-real-token' } },
+    );
+    // ...whose output the schema the package exports describes, found as a user's code finds it.
+    const schemaFile = createRequire(join(installed, 'package.json')).resolve('token-rotator/output.schema.json');
+    const validate = new Ajv2020({ allErrors: true, strict: true }).compile(JSON.parse(await readFile(schemaFile, 'utf8')) as object);
+    const envelope = JSON.parse(validated.stdout) as { kind: string };
+    expect(validate(envelope), JSON.stringify(validate.errors)).toBe(true);
+    expect(envelope.kind).toBe('Validation');
+  });
+
+  it('installed, each program says which Node it needs when the first node on PATH is too old', async (ctx) => {
+    const old = oldNodeOnPath();
+    ctx.skip(!old, NO_OLD_NODE);
+    // As on a machine with only that Node: the bins' `#!/usr/bin/env node` finds it first.
+    const env = { PATH: `${dirname(old!.path)}:${process.env.PATH ?? ''}` };
+    for (const program of ['token-rotator', 'token-rotator-emulator']) {
+      const result = await run(join(installed, 'node_modules/.bin', program), ['--version'], { cwd: installed, env }).then(
+        () => ({ code: 0, stderr: '' }),
+        (error: { code: number; stderr: string }) => ({ code: error.code, stderr: error.stderr }),
+      );
+      expect(result, program).toEqual({ code: 2, stderr: refusalOf(program, old!) });
+    }
   });
 });
 

@@ -81,12 +81,12 @@ async function loaded(args: string[], name: string): Promise<{ code: number; std
 }
 
 describe.skipIf(!hooks)('start-up: what each command loads', () => {
-  it('--version loads nothing but the entry point and the version reader: no command line parser, no command', async () => {
+  it('--version loads nothing but the entry point, its Node check and the version reader: no command line parser, no command', async () => {
     const { code, stdout, packages, ours } = await loaded(['--version'], 'version');
     expect(code).toBe(0);
     expect(stdout).toMatch(/^\d+\.\d+\.\d+/);
     expect([...packages]).toEqual([]);
-    expect(ours).toEqual(['cli/main.js', 'version.js']);
+    expect(ours).toEqual(['cli/main.js', 'supported-node.js', 'cli/start.js', 'version.js']);
   });
 
   it('--help loads the parser and the help text, and nothing a command needs', async () => {
