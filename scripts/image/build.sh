@@ -26,6 +26,7 @@ elif timeout 120 buildah pull --quiet "$default_base" >/dev/null 2>&1; then
 else
   echo "image: no registry serves $default_base here: assembling an equal base locally" >&2
   base_args=(--build-arg "BASE=$("$here/local-base.sh")")
+  echo "image: base ready after $((SECONDS - started)) s" >&2
 fi
 
 settings="$(mktemp -d "${TMPDIR:-/var/tmp}/token-rotator-npm.XXXXXX")"
@@ -37,7 +38,7 @@ source_url="$(node -p "const r = require('./package.json').repository; String((t
 previous="$(buildah images --quiet --noheading "$IMAGE_TAG" 2>/dev/null || true)"
 
 log="$settings/build.log"
-if ! buildah bud --isolation chroot --layers \
+if ! buildah bud --isolation chroot \
   "${base_args[@]}" "${secret_args[@]}" \
   --build-arg "VERSION=$(node -p 'require("./package.json").version')" \
   --build-arg "REVISION=$(git rev-parse HEAD 2>/dev/null || echo unknown)" \

@@ -32,7 +32,10 @@ Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SOURCES
 debuerreotype-apt-get "$rootfs" update -qq
-debuerreotype-apt-get "$rootfs" dist-upgrade -yqq >/dev/null
+debuerreotype-apt-get "$rootfs" dist-upgrade -yqq >"$work/upgrade.log" 2>&1 || {
+  tail -n 30 "$work/upgrade.log" >&2
+  exit 1
+}
 debuerreotype-slimify "$rootfs"
 debuerreotype-tar "$rootfs" "$out"
 rm -rf "$rootfs"

@@ -5,6 +5,7 @@
 # gid 1000, home /home/node) and the Node release (node-files.sh). Each tag is reused once made
 # (REBUILD_BASE=1 makes them again). Prints the Node tag on stdout; the rest goes to stderr.
 # Usage (as root, from the repository root, after npm ci): local-base.sh
+# shellcheck disable=SC2016 # the single-quoted commands run in the container, expanded there
 set -euo pipefail
 here="$(dirname "$0")"
 # shellcheck source=scripts/image/versions.sh
@@ -34,6 +35,7 @@ if ! has_image "$LOCAL_DEBIAN_TAG"; then
   container="$(buildah from scratch)"
   buildah add --quiet "$container" "$work/debian.tar" / >/dev/null
   buildah config --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin --cmd bash "$container"
+  buildah rmi "$LOCAL_DEBIAN_TAG" >/dev/null 2>&1 || true # the one REBUILD_BASE replaces
   buildah commit --quiet --rm "$container" "$LOCAL_DEBIAN_TAG" >/dev/null
   container=
 fi
@@ -48,8 +50,10 @@ if ! has_image "$LOCAL_NODE_TAG"; then
   buildah copy --quiet "$container" "$work/node/usr/local" /usr/local >/dev/null
   buildah copy --quiet "$container" "$work/node/opt" /opt >/dev/null
   # The official image's smoke test.
-  buildah run --isolation chroot "$container" -- sh -c 'node --version && npm --version && yarn --version' >&2
+  buildah run --isolation chroot "$container" -- sh -c \
+    'echo "local-base: node $(node --version), npm $(npm --version), yarn $(yarn --version)"' >&2
   buildah config --env NODE_VERSION="$NODE_VERSION" --env YARN_VERSION="$YARN_VERSION" --cmd node "$container"
+  buildah rmi "$LOCAL_NODE_TAG" >/dev/null 2>&1 || true
   buildah commit --quiet --rm "$container" "$LOCAL_NODE_TAG" >/dev/null
   container=
 fi
