@@ -44,6 +44,8 @@ function readmePolicies(): Array<[string, unknown]> {
     const token = { name: 'a', id: 'a1', sinks: [{ type: 'file', path: 'a.token' }] };
     if (Array.isArray(value)) return [[`README.md:${line}`, { version: 1, tokens: [{ ...token, sinks: value }] }]];
     const mapping = value as Record<string, unknown>;
+    // A kustomization or a Kubernetes object (the Install section's) is not a policy.
+    if ('resources' in mapping || 'apiVersion' in mapping) return [];
     if ('version' in mapping) return [[`README.md:${line}`, mapping]];
     if ('notifications' in mapping) return [[`README.md:${line}`, { version: 1, ...mapping, tokens: [token] }]];
     // a token's settings (reload, onDrift...)
@@ -55,7 +57,7 @@ describe("the policy's JSON Schema", () => {
   it('is the one the build ships (dist/policy.schema.json, in the package)', () => {
     expect(JSON.parse(read('dist/policy.schema.json'))).toEqual(schema);
     const pkg = JSON.parse(read('package.json')) as { files: string[]; exports: Record<string, string> };
-    expect(pkg.files).toContain('dist');
+    expect(pkg.files).toContain('dist/policy.schema.json');
     expect(pkg.exports['./policy.schema.json']).toBe('./dist/policy.schema.json');
   });
 
