@@ -158,7 +158,10 @@ function sinkDrift({ drift, settings, now, secretUnknown }: Input): Decision | u
   const found = repairable(drift ?? []);
   if (found.length === 0 || settings.onDrift === 'report') return undefined;
   const what = `sink drift: ${found.map(describeDrift).join('; ')}`;
-  if (settings.onDrift === 'rotate') return { action: 'rotate', check: 'sinkDrift', reason: `${what} (onDrift: rotate)`, dueAt: now };
+  // A sink that only lost its marker still holds the current secret: writing it again restores the
+  // marker, and a new token would change nothing it lacks.
+  const markerOnly = found.every((d) => d.holdsCurrent === true);
+  if (settings.onDrift === 'rotate' && !markerOnly) return { action: 'rotate', check: 'sinkDrift', reason: `${what} (onDrift: rotate)`, dueAt: now };
   if (secretUnknown !== undefined) {
     return {
       action: 'rotate',

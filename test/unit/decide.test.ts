@@ -138,3 +138,18 @@ describe('decide', () => {
     if (c.dueAt !== undefined) expect(decision.dueAt).toEqual(c.dueAt);
   });
 });
+
+describe('decide, on sink drift', () => {
+  const unmarked = { target: 'k8s:apps/a', sink: 'kubernetes-secret apps/a', kind: 'unmarked' as const, holdsCurrent: true as const };
+  const decideDrift = (drift: Parameters<typeof decide>[0]['drift'], onDrift: RotationSettings['onDrift']) =>
+    decide({ token: { id: 't1', expiresAt: at(60) }, history: freshHistory, settings: settings({ onDrift }), now: NOW, drift });
+
+  it('never mints a token for a sink that only lost its marker, whatever onDrift says: writing it again restores it', () => {
+    expect(decideDrift([unmarked], 'rotate')).toMatchObject({ action: 'redeliver', check: 'sinkDrift' });
+    expect(decideDrift([unmarked], 'redeliver')).toMatchObject({ action: 'redeliver', check: 'sinkDrift' });
+  });
+
+  it('rotates under onDrift: rotate when a sink lacks the current secret', () => {
+    expect(decideDrift([{ ...unmarked, kind: 'foreign', holdsCurrent: undefined }], 'rotate')).toMatchObject({ action: 'rotate' });
+  });
+});
