@@ -161,7 +161,8 @@ function sinkDrift({ drift, settings, now, secretUnknown }: Input): Decision | u
   // A sink that only lost its marker still holds the current secret: writing it again restores the
   // marker, and a new token would change nothing it lacks.
   const markerOnly = found.every((d) => d.holdsCurrent === true);
-  if (settings.onDrift === 'rotate' && !markerOnly) return { action: 'rotate', check: 'sinkDrift', reason: `${what} (onDrift: rotate)`, dueAt: now };
+  if (settings.onDrift === 'rotate' && !markerOnly)
+    return { action: 'rotate', check: 'sinkDrift', reason: `${what} (onDrift: rotate)`, dueAt: now };
   if (secretUnknown !== undefined) {
     return {
       action: 'rotate',
