@@ -48,9 +48,9 @@ describe('an exec program that leaves a helper holding its output', () => {
 
   for (const start of ['setsid', 'escaped', 'nohup'] as HelperStart[]) {
     it(
-      `(${start}, timeout 2s) the run ends, the write counts by the exit code, and the helper is killed and said`,
+      `(${start}, timeout 20s) the run ends, the write counts by the exit code, and the helper is killed and said`,
       async () => {
-        await policyWith(start, [], '2s');
+        await policyWith(start, [], '20s');
         const result = await once();
         expect(result.code, result.stderr).toBe(0);
         const [outcome] = itemsOf(result.stdout) as Array<{ newId: string }>;

@@ -93,21 +93,24 @@ describe('under the least-privilege Roles token-rotator rbac prints', () => {
     expect(rotated.code, rotated.stderr).toBe(0);
     expect(itemsOf(rotated.stdout)[0]).toMatchObject({ action: 'rotate', result: 'ok' });
 
-    // Drift: a deleted Secret is written again (an apply that creates it, by name).
+    // Drift: a deleted Secret is written again (an apply that creates it, by name), no new token.
+    const committed = () => fx.emulator.requests.filter((r) => r.op === 'regenerate' && r.committed).length;
+    const beforeRepair = committed();
     const held = secretData(k.double, 'apps', 'ingest-token', 'token');
     k.double.objects.delete('secrets', 'apps', 'ingest-token');
     const repaired = await cli(['once', '--json']);
     expect(repaired.code, repaired.stderr).toBe(0);
     expect(itemsOf(repaired.stdout)[0]).toMatchObject({ name: 'ingest', action: 'redeliver' });
     expect(secretData(k.double, 'apps', 'ingest-token', 'token')).toBe(held);
+    expect(committed()).toBe(beforeRepair);
 
     // A crash with the new secret staged in the state Secret: the next run delivers it, no new token.
     const killed = await cli(['rotate', 'ingest', '--yes'], { ROTATOR_TEST_FAILPOINT: 'staged' });
     expect(killed.signal).toBe('SIGKILL');
-    const regenerates = fx.emulator.requests.filter((r) => r.op === 'regenerate' && r.committed).length;
+    const regenerates = committed();
     const recovered = await cli(['once', '--json']);
     expect(recovered.code, recovered.stderr).toBe(0);
-    expect(fx.emulator.requests.filter((r) => r.op === 'regenerate' && r.committed)).toHaveLength(regenerates);
+    expect(committed()).toBe(regenerates);
     expect(refusedSince(start)).toEqual([]);
 
     // query is killed mid-rotation, then dropped from the policy, and the Roles printed again without
@@ -115,6 +118,7 @@ describe('under the least-privilege Roles token-rotator rbac prints', () => {
     // the new Roles no longer let the rotator read it.
     const killedQuery = await cli(['rotate', 'query', '--yes'], { ROTATOR_TEST_FAILPOINT: 'staged' });
     expect(killedQuery.signal).toBe('SIGKILL');
+    const staged = committed();
     await writePolicy(fx.dir, { version: 1, tokens: [ingest(ingestToken.id)] });
     await grantPrinted();
     const stray = await cli(['status', '--json']);
@@ -134,6 +138,7 @@ describe('under the least-privilege Roles token-rotator rbac prints', () => {
     await grantPrinted();
     const finished = await cli(['once', '--json']);
     expect(finished.code, finished.stderr).toBe(0);
+    expect(committed(), 'finished with the staged secret, no new token').toBe(staged);
     const after = await cli(['status', '--json']);
     expect(after.code, after.stdout).toBe(0);
 

@@ -91,7 +91,8 @@ describe('a program that leaves a helper holding its output', () => {
   it(
     'at its timeout, ends the program and the helper that left its session',
     async () => {
-      const { result, helper } = await runLeaving('setsid', ['--hang'], { timeoutMs: 1000 });
+      // Long enough for the helper to start on a loaded machine: the program hangs, so the timeout ends it.
+      const { result, helper } = await runLeaving('setsid', ['--hang'], { timeoutMs: 10_000 });
       expect(result).toMatchObject({ timedOut: true, signal: 'SIGTERM' });
       expect(result.leftBehind.killed).toEqual([helper]);
       await ended(helper);
