@@ -1,4 +1,5 @@
 import { StateIntegrityError } from '../errors.js';
+import { needsAuthenticating } from '../state/authenticated-state.js';
 import type { HeldEntry, IntentEntry, JournalEntry, StagedEntry } from '../state/journal-entry.js';
 import type { StateRecord } from '../state/state-record.js';
 
@@ -33,6 +34,14 @@ export function journalStep(entry: JournalEntry | undefined, record: StateRecord
  */
 function intentWasCommitted(record: StateRecord, entry: IntentEntry): boolean {
   return record.currentId !== entry.oldId && record.lineage.some((l) => l.id === entry.oldId && l.replacedAt === entry.startedAt);
+}
+
+/**
+ * The trust a check gives a name's entry: authenticated only when the run has a key and the entry
+ * was read with that key's MAC (not accepted through `none` or a previous key).
+ */
+export function entryTrust(policyId: string, stateKey: unknown, entry: JournalEntry | undefined): EntryTrust {
+  return { policyId, authenticated: stateKey !== undefined && entry !== undefined && !needsAuthenticating(entry) };
 }
 
 /** What an entry's ids are checked against besides the record. */

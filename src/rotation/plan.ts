@@ -3,10 +3,9 @@ import pLimit from 'p-limit';
 import type { Policy } from '../config/types.js';
 import { sharedFailure } from '../errors.js';
 import type { DriftFinding } from '../policy/sink-drift.js';
-import { needsAuthenticating } from '../state/authenticated-state.js';
 import { assessToken } from './assess-token.js';
 import type { RotationDeps } from './deps.js';
-import { journalStep } from './journal-step.js';
+import { entryTrust, journalStep } from './journal-step.js';
 import { errorSummary, iso } from './outcome.js';
 import { findStrayEntries } from './stray-entries.js';
 
@@ -41,10 +40,7 @@ export async function planAll(
       limit(async (): Promise<PlanEntry> => {
         try {
           const [unfinished, record] = await Promise.all([deps.journal.read(policyToken.name), deps.state.read(policyToken.name)]);
-          const step = journalStep(unfinished, record, {
-            policyId: policyToken.id,
-            authenticated: deps.stateKey !== undefined && unfinished !== undefined && !needsAuthenticating(unfinished),
-          });
+          const step = journalStep(unfinished, record, entryTrust(policyToken.id, deps.stateKey, unfinished));
           if (step.kind === 'held' && unfinished?.phase === 'held') {
             return {
               name: policyToken.name,

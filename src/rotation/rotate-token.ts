@@ -29,7 +29,7 @@ import { type RotationDeps, SimulatedCrash, stateKeysOf } from './deps.js';
 import { endEarlierTokens } from './end-earlier-tokens.js';
 import { type DeliveryResult, finishRotation } from './finish-rotation.js';
 import { stageHeldSecret } from './held-secret.js';
-import { journalStep } from './journal-step.js';
+import { entryTrust, journalStep } from './journal-step.js';
 import { errorSummary, iso, type TokenOutcome } from './outcome.js';
 import { preflightSinks } from './preflight-sinks.js';
 import { reconcile } from './reconcile.js';
@@ -287,10 +287,7 @@ async function rotateLocked(ctx: RotationContext, options: RotateOptions): Promi
   }
 
   // Before anything of the entry is used: it must continue this name's lineage.
-  const step = journalStep(entry, lineage.record, {
-    policyId: policy.id,
-    authenticated: deps.stateKey !== undefined && entry !== undefined && !needsAuthenticating(entry),
-  });
+  const step = journalStep(entry, lineage.record, entryTrust(policy.id, deps.stateKey, entry));
   if (entry?.phase === 'held') {
     if (!options.heldId) {
       throw heldSecretError(policy.name, entry.oldId, entry.held.problem, deps.journal.describe(policy.name), entry.existingTokenExpiresAt);

@@ -57,16 +57,11 @@ export function authenticatedState(backend: StateBackend, auth: StateAuthenticat
     ...backend,
     state: {
       ...backend.state,
-      describe: () => backend.state.describe(),
       read: async (name) => check('record', name, `of "${name}" in ${backend.state.describe()}`, await backend.state.read(name)),
       write: (record: StateRecord) => backend.state.write(sign('record', record)),
     },
     journal: {
       ...backend.journal,
-      describe: (name) => backend.journal.describe(name),
-      names: () => backend.journal.names(),
-      erase: (name) => backend.journal.erase(name),
-      removeLeftovers: (name) => backend.journal.removeLeftovers(name),
       read: async (name) => check('journal', name, backend.journal.describe(name), await backend.journal.read(name)),
       write: (entry: JournalEntry) => backend.journal.write(sign('journal', entry)),
     },

@@ -3,7 +3,7 @@ import type { ISecret } from 'kubernetes-models/v1/Secret';
 import { KubernetesError, SinkError } from '../../errors.js';
 import { kubernetesClient } from '../../kubernetes/client.js';
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../../kubernetes/names.js';
-import { rotatorObjectReason } from '../../kubernetes/rotator-objects.js';
+import { rotatorObjectReason, TOKEN_NAME_ANNOTATION } from '../../kubernetes/rotator-objects.js';
 import { Secret } from '../../secret.js';
 import { parseFileContent, renderFile } from '../file/file-format.js';
 import { refuseOtherToken } from '../ownership.js';
@@ -14,7 +14,7 @@ import { SecretListings } from './secret-listings.js';
 
 /** Beside the secret, never in it: what drift repair and a lost state are recovered from. */
 export const ANNOTATIONS = {
-  tokenName: 'token-rotator.io/token-name',
+  tokenName: TOKEN_NAME_ANNOTATION,
   tokenId: 'token-rotator.io/token-id',
   expiresAt: 'token-rotator.io/expires-at',
   rotationId: 'token-rotator.io/rotation-id',
