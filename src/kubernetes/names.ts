@@ -28,3 +28,10 @@ export function objectNameFor(prefix: string, tokenName: string): string {
   const hash = createHash('sha256').update(tokenName, 'utf8').digest('hex').slice(0, 10);
   return `${prefix}-${readable ? `${readable}-` : ''}${hash}`;
 }
+
+/** Why `value` is not a namespace name, as the API server would refuse it; undefined when it is one. */
+export function namespaceNameProblem(value: string): string | undefined {
+  return value.length > 63 || !NAMESPACE_NAME.test(value)
+    ? 'must be a namespace name: lowercase letters, digits and "-", at most 63'
+    : undefined;
+}

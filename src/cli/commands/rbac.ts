@@ -6,7 +6,7 @@ import type { Policy } from '../../config/types.js';
 import { ConfigError, type ConfigIssue } from '../../errors.js';
 import { defaultNamespace } from '../../kubernetes/connection.js';
 import { withDefaultNamespace } from '../../kubernetes/default-namespace.js';
-import { NAMESPACE_NAME, OBJECT_NAME } from '../../kubernetes/names.js';
+import { namespaceNameProblem, OBJECT_NAME } from '../../kubernetes/names.js';
 import { leastPrivilegeRoles } from '../../rbac/least-privilege.js';
 import { roleObjects, rolesYaml } from '../../rbac/role-objects.js';
 import { isStateBackendName, stateBackends } from '../../state/backends/registry.js';
@@ -25,9 +25,8 @@ export const DEFAULT_SERVICE_ACCOUNT = 'token-rotator';
 
 /** A namespace given on the command line or in the environment, checked as the API server would. */
 function checkNamespace(path: string, value: string | undefined, issues: ConfigIssue[]): void {
-  if (value !== undefined && (value.length > 63 || !NAMESPACE_NAME.test(value))) {
-    issues.push({ path, message: 'must be a namespace name: lowercase letters, digits and "-", at most 63' });
-  }
+  const problem = value === undefined ? undefined : namespaceNameProblem(value);
+  if (problem) issues.push({ path, message: problem });
 }
 
 /**

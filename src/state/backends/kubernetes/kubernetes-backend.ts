@@ -3,7 +3,7 @@ import type { Env } from '../../../common/env-variables.js';
 import { STATE_KEY_HELP } from '../../../common/state-key.js';
 import type { ConfigIssue } from '../../../errors.js';
 import { defaultNamespace } from '../../../kubernetes/connection.js';
-import { NAMESPACE_NAME } from '../../../kubernetes/names.js';
+import { namespaceNameProblem } from '../../../kubernetes/names.js';
 import type { StateBackendType } from '../../state-backend.js';
 import { DEFAULT_LEASE_TIMING, type LeaseTiming, leaseTiming, MAX_LEASE_MS, MIN_LEASE_MS } from './lease-rules.js';
 
@@ -30,12 +30,9 @@ export const kubernetesStateBackend: StateBackendType = {
 
   check({ env, hasStateKey }) {
     const issues: ConfigIssue[] = [];
-    const given = env.ROTATOR_STATE_NAMESPACE;
-    if (given && (given.length > 63 || !NAMESPACE_NAME.test(given))) {
-      issues.push({
-        path: 'env.ROTATOR_STATE_NAMESPACE',
-        message: 'must be a namespace name: lowercase letters, digits and "-", at most 63',
-      });
+    const problem = env.ROTATOR_STATE_NAMESPACE ? namespaceNameProblem(env.ROTATOR_STATE_NAMESPACE) : undefined;
+    if (problem) {
+      issues.push({ path: 'env.ROTATOR_STATE_NAMESPACE', message: problem });
     } else if (!stateNamespace(env)) {
       issues.push({
         path: 'env.ROTATOR_STATE_NAMESPACE',
