@@ -27,17 +27,6 @@ export interface SinkContractSetup<C extends { type: string }> {
   context: Omit<SinkOpenContext, 'logger'>;
   /** A new destination that does not exist yet; every call gives another one. */
   config(): Promise<C> | C;
-  /**
-   * Whether the sink can mark what it owns (a label, a custom metadata field beside the value):
-   *
-   * - `marker`: it must refuse to overwrite an existing destination that does not carry its mark,
-   *   with an error that names the destination, and leave it as it was; unless the config says to
-   *   adopt it (see `adoptingConfig`). An operator's secret is never silently replaced.
-   * - `adopts`: it has nowhere to put a mark (a raw or env file), so whatever is there is taken as
-   *   the current secret: read() gives it back as content, which is what the rotation adopts on a
-   *   name's first run and compares (by fingerprint) to find drift later; a write then replaces it.
-   */
-  ownership: 'adopts' | 'marker';
   /** Whether read() of this destination gives back the token id, expiry, rotation id and time written with it. */
   carriesMetadata(config: C): boolean;
   /**
@@ -47,10 +36,28 @@ export interface SinkContractSetup<C extends { type: string }> {
   plantForeign(config: C, secret: Secret): Promise<void>;
   /** Makes writes to the destination fail (a file where its folder must be, a denied path). */
   breakDestination(config: C): Promise<void>;
-  /** For `marker` sinks that can be told to take a foreign destination over: `config` with adoption on. */
-  adoptingConfig?(config: C): Promise<C> | C;
   /** Removes whatever the setup made (the temporary folder, the namespace). */
   cleanup?(): Promise<void>;
+}
+
+/**
+ * What a sink type declares about itself; the contract registers the tests that apply to it, and
+ * checks the declaration where it can be seen (a wrong one fails, never skips).
+ */
+export interface SinkTraits {
+  /**
+   * Whether the sink can mark what it owns (a label, a custom metadata field beside the value):
+   *
+   * - `marker`: it must refuse to overwrite an existing destination that does not carry its mark,
+   *   with an error that names the destination, and leave it as it was; unless the config says
+   *   `adopt: true`. An operator's secret is never silently replaced.
+   * - `adopts`: it has nowhere to put a mark (a raw or env file), so whatever is there is taken as
+   *   the current secret: read() gives it back as content, which is what the rotation adopts on a
+   *   name's first run and compares (by fingerprint) to find drift later; a write then replaces it.
+   */
+  ownership: 'adopts' | 'marker';
+  /** Whether its client checks a destination before any token is regenerated (`preflight`). */
+  preflight: boolean;
 }
 
 /** Metadata of a test write; the same values in new objects for each call, as each run builds them. */
@@ -86,6 +93,11 @@ function errorOutputs(error: unknown): Record<string, string> {
   return outputs;
 }
 
+/** A marker sink's config with the policy's `adopt: true`: take a foreign destination over. */
+function adoptingConfig<C>(config: C): C {
+  return { ...config, adopt: true };
+}
+
 /** Whatever a promise rejects with; fails the test when it resolves. */
 async function rejectionOf(promise: Promise<unknown>, what: string): Promise<unknown> {
   const settled = await promise.then(
@@ -109,6 +121,7 @@ function expectSecret(content: SinkContent | undefined, secret: Secret, what: st
  */
 export function sinkContract<C extends { type: string }>(
   name: string,
+  traits: SinkTraits,
   setup: () => Promise<SinkContractSetup<C>> | SinkContractSetup<C>,
 ): void {
   describe(`sink contract: ${name}`, () => {
@@ -249,58 +262,61 @@ export function sinkContract<C extends { type: string }>(
     // Ownership: a `marker` sink guarantees that a destination it did not write is never replaced
     // behind the operator's back; an `adopts` sink guarantees that what is there is read back as
     // content, so the rotation adopts it on a name's first run or reports it as drift afterwards.
-    it('marker ownership: refuses to overwrite a destination it does not own, naming it, and leaves it as it was', async (ctx) => {
-      ctx.skip(s.ownership !== 'marker', 'this sink adopts what is there');
-      const client = await openClient();
-      const config = await s.config();
-      await s.plantForeign(config, secrets.foreign);
-      expectSecret(await client.read(config, {}), secrets.foreign, 'the planted content');
+    if (traits.ownership === 'marker') registerMarkerTests();
+    else registerAdoptsTests();
 
-      const error = await rejectionOf(client.write(config, secrets.canary, contractMeta(), {}), 'a write over a foreign destination');
-      expect(String((error as Error)?.message)).toContain(s.type.describe(config));
-      expectNoLeak(errorOutputs(error), [secrets.canary.reveal(), secrets.foreign.reveal(), ...credentials]);
-      expectSecret(await client.read(config, {}), secrets.foreign, 'after the refused write');
-    });
+    function registerMarkerTests(): void {
+      it('marker ownership: refuses to overwrite a destination it does not own, naming it, and leaves it as it was', async () => {
+        const client = await openClient();
+        const config = await s.config();
+        await s.plantForeign(config, secrets.foreign);
+        expectSecret(await client.read(config, {}), secrets.foreign, 'the planted content');
 
-    it('marker ownership: takes a foreign destination over when its config says adopt', async (ctx) => {
-      ctx.skip(s.ownership !== 'marker' || !s.adoptingConfig, 'only for marker sinks whose config can say adopt');
-      const client = await openClient();
-      const config = await s.config();
-      await s.plantForeign(config, secrets.foreign);
-      const adopting = await s.adoptingConfig!(config);
-      expect(await client.write(adopting, secrets.canary, contractMeta(), {})).toBe('updated');
-      expectSecret(await client.read(adopting, {}), secrets.canary, 'after the adopting write');
-      // Once written, it is ours: the config without adopt writes there again.
-      expect(await client.write(config, secrets.next, contractMeta(), {})).toBe('updated');
-    });
-
-    it('marker ownership is per token name: a destination written for another token is refused, even as recorded, unless adopted', async (ctx) => {
-      ctx.skip(s.ownership !== 'marker' || !s.adoptingConfig, 'only for marker sinks whose config can say adopt');
-      const client = await openClient();
-      const config = await s.config();
-      expect(await client.write(config, secrets.foreign, contractMeta({ name: 'alpha' }), {})).toBe('created');
-      expect((await client.read(config, {}))?.meta?.name, 'the metadata names the token it was written for').toBe('alpha');
-      const beta = contractMeta({ name: 'beta', id: 'tok-beta-1', rotationId: 'rotation-beta-1' });
-      for (const as of [config, claimed(config)]) {
-        const error = await rejectionOf(client.write(as, secrets.canary, beta, {}), "a write over another token's destination");
-        expect(String((error as Error)?.message)).toMatch(/names another token, "alpha"/);
+        const error = await rejectionOf(client.write(config, secrets.canary, contractMeta(), {}), 'a write over a foreign destination');
         expect(String((error as Error)?.message)).toContain(s.type.describe(config));
-      }
-      expectSecret(await client.read(config, {}), secrets.foreign, 'after the refused writes');
-      // The policy's adopt: true takes it over for beta.
-      expect(await client.write(await s.adoptingConfig!(config), secrets.canary, beta, {})).toBe('updated');
-      expect((await client.read(config, {}))?.meta?.name).toBe('beta');
-    });
+        expectNoLeak(errorOutputs(error), [secrets.canary.reveal(), secrets.foreign.reveal(), ...credentials]);
+        expectSecret(await client.read(config, {}), secrets.foreign, 'after the refused write');
+      });
 
-    it('adopts ownership: reads back foreign content as the current secret, and a write replaces it', async (ctx) => {
-      ctx.skip(s.ownership !== 'adopts', 'this sink refuses what it does not own');
-      const client = await openClient();
-      const config = await s.config();
-      await s.plantForeign(config, secrets.foreign);
-      expectSecret(await client.read(config, {}), secrets.foreign, 'the planted content');
-      expect(await client.write(config, secrets.canary, contractMeta(), {})).toBe('updated');
-      expectSecret(await client.read(config, {}), secrets.canary, 'after the write over it');
-    });
+      it('marker ownership: takes a foreign destination over when its config says adopt', async () => {
+        const client = await openClient();
+        const config = await s.config();
+        await s.plantForeign(config, secrets.foreign);
+        const adopting = adoptingConfig(config);
+        expect(await client.write(adopting, secrets.canary, contractMeta(), {})).toBe('updated');
+        expectSecret(await client.read(adopting, {}), secrets.canary, 'after the adopting write');
+        // Once written, it is ours: the config without adopt writes there again.
+        expect(await client.write(config, secrets.next, contractMeta(), {})).toBe('updated');
+      });
+
+      it('marker ownership is per token name: a destination written for another token is refused, even as recorded, unless adopted', async () => {
+        const client = await openClient();
+        const config = await s.config();
+        expect(await client.write(config, secrets.foreign, contractMeta({ name: 'alpha' }), {})).toBe('created');
+        expect((await client.read(config, {}))?.meta?.name, 'the metadata names the token it was written for').toBe('alpha');
+        const beta = contractMeta({ name: 'beta', id: 'tok-beta-1', rotationId: 'rotation-beta-1' });
+        for (const as of [config, claimed(config)]) {
+          const error = await rejectionOf(client.write(as, secrets.canary, beta, {}), "a write over another token's destination");
+          expect(String((error as Error)?.message)).toMatch(/names another token, "alpha"/);
+          expect(String((error as Error)?.message)).toContain(s.type.describe(config));
+        }
+        expectSecret(await client.read(config, {}), secrets.foreign, 'after the refused writes');
+        // The policy's adopt: true takes it over for beta.
+        expect(await client.write(adoptingConfig(config), secrets.canary, beta, {})).toBe('updated');
+        expect((await client.read(config, {}))?.meta?.name).toBe('beta');
+      });
+    }
+
+    function registerAdoptsTests(): void {
+      it('adopts ownership: reads back foreign content as the current secret, and a write replaces it', async () => {
+        const client = await openClient();
+        const config = await s.config();
+        await s.plantForeign(config, secrets.foreign);
+        expectSecret(await client.read(config, {}), secrets.foreign, 'the planted content');
+        expect(await client.write(config, secrets.canary, contractMeta(), {})).toBe('updated');
+        expectSecret(await client.read(config, {}), secrets.canary, 'after the write over it');
+      });
+    }
 
     it('never puts the secret or a credential in describe(), target() or the config, before or after writing it', async () => {
       const client = await openClient();
@@ -372,15 +388,19 @@ export function sinkContract<C extends { type: string }>(
       expectSecret(await third.read(config, {}), secrets.next, 'a client opened after both closed');
     });
 
-    it('preflight, where the client has one, passes for a new destination without creating it and fails for a broken one', async (ctx) => {
-      const client = await openClient();
-      ctx.skip(!client.preflight, 'this client has no preflight');
-      const config = await s.config();
-      await expect(client.preflight!(config, {})).resolves.toBeUndefined();
-      expect(await client.read(config, {}), 'preflight must not create the destination').toBeUndefined();
-      const broken = await s.config();
-      await s.breakDestination(broken);
-      await rejectionOf(client.preflight!(broken, {}), 'preflight of a broken destination');
+    it(`declares its preflight truly (${traits.preflight ? 'has one' : 'has none'})`, async () => {
+      expect(typeof (await openClient()).preflight).toBe(traits.preflight ? 'function' : 'undefined');
     });
+
+    if (traits.preflight)
+      it('preflight passes for a new destination without creating it and fails for a broken one', async () => {
+        const client = await openClient();
+        const config = await s.config();
+        await expect(client.preflight!(config, {})).resolves.toBeUndefined();
+        expect(await client.read(config, {}), 'preflight must not create the destination').toBeUndefined();
+        const broken = await s.config();
+        await s.breakDestination(broken);
+        await rejectionOf(client.preflight!(broken, {}), 'preflight of a broken destination');
+      });
   });
 }

@@ -1,6 +1,7 @@
 import { expect } from 'vitest';
 
 import type { TokenPolicy } from '../../src/config/types.js';
+import { type Failpoint, SimulatedCrash } from '../../src/rotation/deps.js';
 import type { HeldLock, LockResult } from '../../src/state/name-locks.js';
 import type { StateBackend } from '../../src/state/state-backend.js';
 import type { StateRecord } from '../../src/state/state-record.js';
@@ -12,6 +13,21 @@ export async function mustHold(result: Promise<LockResult> | LockResult): Promis
   const lock = await result;
   if (!('held' in lock)) throw new Error(`expected the lock to be held, found it busy (${JSON.stringify(lock.busy)})`);
   return lock.held;
+}
+
+/**
+ * A run that must die by its failpoint at `step`: a set-up for the next run to resume from. Any other
+ * end (a real failure, a crash at another step, no crash at all) fails the test here, rather than
+ * leaving the next run to resume from a state nobody meant.
+ */
+export async function crashedAt(run: Promise<unknown>, step: Failpoint): Promise<void> {
+  const settled = await run.then(
+    (value) => ({ crashed: false as const, value }),
+    (error: unknown) => ({ crashed: true as const, error }),
+  );
+  if (!settled.crashed) expect.fail(`expected a simulated crash at ${step}, but the run ended with ${JSON.stringify(settled.value)}`);
+  expect(settled.error).toBeInstanceOf(SimulatedCrash);
+  expect(settled.error).toMatchObject({ step });
 }
 
 /** The keys of a policy's memory sinks. */

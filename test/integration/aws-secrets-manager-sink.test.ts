@@ -42,25 +42,27 @@ const foreignValue = (config: AwsSecretsManagerSinkConfig, secret: Secret) =>
   config.key === undefined ? secret.reveal() : JSON.stringify({ [config.key]: secret.reveal() });
 
 for (const key of [undefined, 'token']) {
-  sinkContract(`aws-secrets-manager (${key === undefined ? 'plain string' : `JSON key ${key}`})`, () => ({
-    type: awsSecretsManagerSinkType,
-    // Credentials come from the AWS SDK's chain (here the environment), never by reference.
-    context: { env: { ...process.env }, reference: () => undefined },
-    ownership: 'marker',
-    config: () => configOf({ secretId: `contract/${++count}-${randomUUID().slice(0, 8)}`, ...(key ? { key } : {}) }),
-    // The tags carry the metadata, whatever the value's shape.
-    carriesMetadata: () => true,
-    async plantForeign(config, secret) {
-      // As the console or Terraform leaves it: no managed-by tag.
-      double.plant({ name: config.secretId, value: foreignValue(config, secret), tags: { owner: 'terraform' } });
-    },
-    async breakDestination(config) {
-      // Ours, but deleted: Secrets Manager refuses every read and write until it is restored.
-      double.plant({ name: config.secretId, value: 'frozen', tags: { 'managed-by': 'token-rotator' } });
-      double.scheduleDeletion(config.secretId);
-    },
-    adoptingConfig: (config) => ({ ...config, adopt: true }),
-  }));
+  sinkContract(
+    `aws-secrets-manager (${key === undefined ? 'plain string' : `JSON key ${key}`})`,
+    { ownership: 'marker', preflight: true },
+    () => ({
+      type: awsSecretsManagerSinkType,
+      // Credentials come from the AWS SDK's chain (here the environment), never by reference.
+      context: { env: { ...process.env }, reference: () => undefined },
+      config: () => configOf({ secretId: `contract/${++count}-${randomUUID().slice(0, 8)}`, ...(key ? { key } : {}) }),
+      // The tags carry the metadata, whatever the value's shape.
+      carriesMetadata: () => true,
+      async plantForeign(config, secret) {
+        // As the console or Terraform leaves it: no managed-by tag.
+        double.plant({ name: config.secretId, value: foreignValue(config, secret), tags: { owner: 'terraform' } });
+      },
+      async breakDestination(config) {
+        // Ours, but deleted: Secrets Manager refuses every read and write until it is restored.
+        double.plant({ name: config.secretId, value: 'frozen', tags: { 'managed-by': 'token-rotator' } });
+        double.scheduleDeletion(config.secretId);
+      },
+    }),
+  );
 }
 
 describe('the aws-secrets-manager sink, beyond the contract', () => {

@@ -62,11 +62,10 @@ function configOf(raw: Record<string, unknown>): AzureKeyVaultSinkConfig {
   return parsed.config;
 }
 
-sinkContract('azure-key-vault', () => ({
+sinkContract('azure-key-vault', { ownership: 'marker', preflight: true }, () => ({
   type: azureKeyVaultSinkType,
   // Credentials come from DefaultAzureCredential's chain (here the environment's client secret), never by reference.
   context: { env: process.env, reference: () => undefined },
-  ownership: 'marker',
   config: () => configOf({ name: `contract-${++count}`, contentType: 'text/plain' }),
   carriesMetadata: () => true,
   async plantForeign(config, secret) {
@@ -78,7 +77,6 @@ sinkContract('azure-key-vault', () => ({
     double.plant(config.name, { value: 'deleted-before', tags: { 'managed-by': 'token-rotator' } });
     double.softDelete(config.name);
   },
-  adoptingConfig: (config) => ({ ...config, adopt: true }),
 }));
 
 const meta = (over: Partial<TokenMeta> = {}): TokenMeta => ({

@@ -40,11 +40,10 @@ const destination = () => join(dir, `dest-${++count}`, 'token');
 const destOf = (config: ExecSinkConfig) => config.command[2]!;
 
 for (const format of FILE_FORMATS) {
-  sinkContract(`exec (${format})`, () => ({
+  sinkContract(`exec (${format})`, { ownership: 'adopts', preflight: true }, () => ({
     type: execSinkType,
     context: { env: ENV, reference: () => undefined },
     // What is there is the program's business: like a file, it is read back and adopted.
-    ownership: 'adopts',
     async config() {
       const dest = destination();
       await mkdir(join(dest, '..'), { recursive: true });

@@ -92,11 +92,10 @@ async function plant(config: GcpSecretManagerSinkConfig, value: string | undefin
   if (value !== undefined) await admin.addSecretVersion({ parent: nameOf(config), payload: { data: Buffer.from(value) } });
 }
 
-sinkContract('gcp-secret-manager', () => ({
+sinkContract('gcp-secret-manager', { ownership: 'marker', preflight: true }, () => ({
   type: gcpSecretManagerSinkType,
   // Application Default Credentials: a service account key that the run's environment names.
   context: { env: { GOOGLE_APPLICATION_CREDENTIALS: rotator.path }, reference: () => undefined },
-  ownership: 'marker',
   config: () => configOf({ secret: `contract-${randomUUID()}` }),
   carriesMetadata: () => true,
   plantForeign: (config, secret) => plant(config, secret.reveal(), { owner: 'platform-team' }),
@@ -105,7 +104,6 @@ sinkContract('gcp-secret-manager', () => ({
     await plant(config, undefined, { 'managed-by': 'token-rotator' });
     d.deny(rotator.member, { project: config.project, secret: config.secret }, 'secretmanager.versions.add');
   },
-  adoptingConfig: (config) => ({ ...config, adopt: true }),
 }));
 
 const meta = (over: Partial<TokenMeta> = {}): TokenMeta => ({

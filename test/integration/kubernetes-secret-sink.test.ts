@@ -43,11 +43,10 @@ function foreignContent(config: KubernetesSecretSinkConfig, secret: Secret): str
 }
 
 for (const format of FILE_FORMATS) {
-  sinkContract(`kubernetes-secret (${format})`, () => ({
+  sinkContract(`kubernetes-secret (${format})`, { ownership: 'marker', preflight: true }, () => ({
     type: kubernetesSecretSinkType,
     // It connects through the kubeconfig, as kubectl would; it takes no credential by reference.
     context: { env: k.env, reference: () => undefined },
-    ownership: 'marker',
     config: () => configOf({ name: `contract-${format}-${++count}`, namespace: 'apps', format }),
     // The annotations carry the metadata, whatever the format of the key.
     carriesMetadata: () => true,
@@ -72,7 +71,6 @@ for (const format of FILE_FORMATS) {
         stringData: { [config.key]: 'frozen' },
       });
     },
-    adoptingConfig: (config) => ({ ...config, adopt: true }),
   }));
 }
 

@@ -8,7 +8,7 @@ import { openSinkSet, type SinkSet } from '../../src/sinks/sink-set.js';
 import { type VaultSinkConfig, vaultSinkType } from '../../src/sinks/vault/vault-sink.js';
 import { startVaultDouble, type VaultDouble } from '../doubles/vault/start-vault-double.js';
 import { sinkPolicy } from '../doubles/vault/vault-here.js';
-import { expectNoSecretIn } from '../fakes/expectations.js';
+import { crashedAt, expectNoSecretIn } from '../fakes/expectations.js';
 import { openWorld, testPolicy } from '../fakes/fake-deps.js';
 import { memorySink, type MemorySinkConfig } from '../fakes/memory-sink.js';
 
@@ -53,7 +53,7 @@ describe('the vault sink in a rotation', () => {
   it('delivers once across a crash after staging: one version, marked, with the new token’s id', async () => {
     const { world, policy, process, stored } = setup();
     const dying = process({ crashAt: { step: 'staged' }, lockOnCrash: 'released' });
-    await rotateToken(policy, dying, { lockWaitMs: 0 }).catch(() => undefined);
+    await crashedAt(rotateToken(policy, dying, { lockWaitMs: 0 }), 'staged');
     expect(stored()).toBeUndefined();
 
     const outcome = await rotateToken(policy, process(), { lockWaitMs: 0 });
@@ -72,8 +72,9 @@ describe('the vault sink in a rotation', () => {
 
   it('a crash after Vault was delivered to, before the next sink: the next run writes only the other sink', async () => {
     const { world, policy, process, stored } = setup();
-    await rotateToken(policy, process({ crashAt: { step: 'delivered' }, lockOnCrash: 'released' }), { lockWaitMs: 0 }).catch(
-      () => undefined,
+    await crashedAt(
+      rotateToken(policy, process({ crashAt: { step: 'delivered' }, lockOnCrash: 'released' }), { lockWaitMs: 0 }),
+      'delivered',
     );
     expect(stored()?.currentVersion).toBe(1);
     const before = v.requests.length;

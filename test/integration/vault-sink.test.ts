@@ -60,25 +60,22 @@ function breakDestination(double: VaultDouble, config: VaultSinkConfig): void {
   narrow(double, config.namespace, `${config.mount}/data/${config.path}`, ['read']);
 }
 
-sinkContract('vault (token from VAULT_TOKEN, http)', () => {
+sinkContract('vault (token from VAULT_TOKEN, http)', { ownership: 'marker', preflight: true }, () => {
   const token = h.http.token({ policies: ['token-rotator', 'breaks'] });
   return {
     type: vaultSinkType,
     context: { env: {}, reference: (variable) => (variable === 'VAULT_TOKEN' ? new Secret(token) : undefined) },
-    ownership: 'marker',
     config: () => configOf({ address: h.http.url, path: `contract/token-${++count}` }),
     carriesMetadata: () => true,
     plantForeign: async (config, secret) => plantForeign(h.http, config, secret),
     breakDestination: async (config) => breakDestination(h.http, config),
-    adoptingConfig: (config) => ({ ...config, adopt: true }),
   };
 });
 
-sinkContract('vault (kubernetes login, https with a CA file)', () => ({
+sinkContract('vault (kubernetes login, https with a CA file)', { ownership: 'marker', preflight: true }, () => ({
   type: vaultSinkType,
   // The login reads the service account token from its file; nothing comes by reference.
   context: { env: {}, reference: () => undefined },
-  ownership: 'marker',
   config: () =>
     configOf({
       address: h.tls.url,
@@ -89,10 +86,9 @@ sinkContract('vault (kubernetes login, https with a CA file)', () => ({
   carriesMetadata: () => true,
   plantForeign: async (config, secret) => plantForeign(h.tls, config, secret),
   breakDestination: async (config) => breakDestination(h.tls, config),
-  adoptingConfig: (config) => ({ ...config, adopt: true }),
 }));
 
-sinkContract('vault (approle login, namespace team-a)', () => ({
+sinkContract('vault (approle login, namespace team-a)', { ownership: 'marker', preflight: true }, () => ({
   type: vaultSinkType,
   context: {
     env: {},
@@ -103,7 +99,6 @@ sinkContract('vault (approle login, namespace team-a)', () => ({
           ? new Secret(h.approle.secretId)
           : undefined,
   },
-  ownership: 'marker',
   config: () =>
     configOf({
       address: h.http.url,
@@ -115,7 +110,6 @@ sinkContract('vault (approle login, namespace team-a)', () => ({
   carriesMetadata: () => true,
   plantForeign: async (config, secret) => plantForeign(h.http, config, secret),
   breakDestination: async (config) => breakDestination(h.http, config),
-  adoptingConfig: (config) => ({ ...config, adopt: true }),
 }));
 
 describe('the vault sink, beyond the contract', () => {

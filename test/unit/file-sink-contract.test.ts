@@ -22,7 +22,7 @@ function foreignContent(config: FileSinkConfig, secret: Secret): string {
 const extension: Record<FileFormat, string> = { raw: 'token', env: 'env', json: 'json' };
 
 for (const format of FILE_FORMATS) {
-  sinkContract(`file (${format})`, async () => {
+  sinkContract(`file (${format})`, { ownership: 'adopts', preflight: true }, async () => {
     // The temporary folder itself may be reached through a link (macOS: /var -> /private/var).
     const dir = await realpath(await makeTempDir());
     let count = 0;
@@ -31,7 +31,6 @@ for (const format of FILE_FORMATS) {
       // The file sink takes no credentials: no reference is ever set.
       context: { env: {}, reference: () => undefined },
       // Raw and env files have nowhere to put a mark: what is there is adopted.
-      ownership: 'adopts',
       config() {
         count += 1;
         // In a folder of its own, which does not exist yet, so that a file can be put in its way.

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import { SimulatedCrash } from '../../src/rotation/deps.js';
 import { rotateToken } from '../../src/rotation/rotate-token.js';
-import { expectNoSecretIn, expectSettled } from '../fakes/expectations.js';
+import { crashedAt, expectNoSecretIn, expectSettled } from '../fakes/expectations.js';
 import { newStateKey, openWorld } from '../fakes/fake-deps.js';
 
 describe('an interrupted rotation whose secret is staged', () => {
@@ -43,9 +43,7 @@ describe('an interrupted rotation whose secret is staged', () => {
     const world = openWorld();
     const { policy } = world.token('ingest');
     const key = newStateKey();
-    await rotateToken(policy, world.process({ crashAt: { step: 'staged' }, stateKey: key, lockOnCrash: 'released' })).catch(
-      () => undefined,
-    );
+    await crashedAt(rotateToken(policy, world.process({ crashAt: { step: 'staged' }, stateKey: key, lockOnCrash: 'released' })), 'staged');
     const stored = world.storage.readRaw('journal', 'ingest');
 
     const wrongKey = world.process({ stateKey: newStateKey() });
@@ -73,7 +71,7 @@ describe('an interrupted rotation whose secret is staged', () => {
   it('is finished before an emergency rotation, which then rotates from the token just delivered', async () => {
     const world = openWorld();
     const { policy, id } = world.token('ingest');
-    await rotateToken(policy, world.process({ crashAt: { step: 'staged' }, lockOnCrash: 'released' })).catch(() => undefined);
+    await crashedAt(rotateToken(policy, world.process({ crashAt: { step: 'staged' }, lockOnCrash: 'released' })), 'staged');
     const [staged] = world.service.committed();
 
     const forced = world.process();
@@ -141,7 +139,7 @@ describe("a name's first rotation interrupted after a sink got the secret", () =
   it('is recorded in the state by the run that finishes it', async () => {
     const world = openWorld();
     const { policy, id } = world.token('ingest');
-    await rotateToken(policy, world.process({ crashAt: { step: 'delivered' }, lockOnCrash: 'released' })).catch(() => undefined);
+    await crashedAt(rotateToken(policy, world.process({ crashAt: { step: 'delivered' }, lockOnCrash: 'released' })), 'delivered');
 
     const next = world.process();
     expect(await rotateToken(policy, next, { lockWaitMs: 0 })).toMatchObject({ action: 'rotated', check: 'resumed' });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import { SimulatedCrash } from '../../src/rotation/deps.js';
 import { rotateToken } from '../../src/rotation/rotate-token.js';
-import { expectNoSecretIn, expectSettled } from '../fakes/expectations.js';
+import { crashedAt, expectNoSecretIn, expectSettled } from '../fakes/expectations.js';
 import { openWorld } from '../fakes/fake-deps.js';
 
 /*
@@ -37,8 +37,9 @@ describe('verification before commit', () => {
       },
     });
     // Crashed once staged: the next run resumes, verifies and commits.
-    await rotateToken(policy, world.process({ crashAt: { step: 'staged' }, lockOnCrash: 'released' }), { lockWaitMs: 0 }).catch(
-      () => undefined,
+    await crashedAt(
+      rotateToken(policy, world.process({ crashAt: { step: 'staged' }, lockOnCrash: 'released' }), { lockWaitMs: 0 }),
+      'staged',
     );
     const outcome = await rotateToken(policy, world.process(), { lockWaitMs: 0 });
     expect(world.service.regenerates).toHaveLength(1);
