@@ -19,6 +19,12 @@ export type FaultAction =
   /** Commit, then answer 200 without the `token` field. */
   | { kind: 'omit-token' }
   /**
+   * Commit, then answer 200 with a `token` field that holds nothing usable: `token` as given (the
+   * empty string when absent; a number, null or an object is sent as such), as a service whose
+   * serializer broke. The service acted and the secret is lost. Regenerate only: a retrieve ignores it.
+   */
+  | { kind: 'unusable-token'; token?: unknown }
+  /**
    * Answer 200 with a body that is not the truth: the description of another token (`as`, an id),
    * and `patch` over it (a null value removes the field). A regenerate commits first and its answer
    * carries the new secret unless the patch removes `token`.

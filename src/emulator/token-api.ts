@@ -190,6 +190,13 @@ export function createTokenApi(options: TokenApiOptions) {
         if (fresh) send(res, 200, TokenStore.describe(fresh));
         return true;
       }
+      case 'unusable-token': {
+        if (request.op !== 'regenerate') return false;
+        const fresh = commit()!;
+        record(200, true);
+        send(res, 200, { ...TokenStore.describe(fresh), token: 'token' in fault ? fault.token : '' });
+        return true;
+      }
     }
   }
 

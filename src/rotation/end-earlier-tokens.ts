@@ -33,17 +33,16 @@ export async function endEarlierTokens(ctx: RotationContext, record: StateRecord
   for (const earlier of candidates) {
     const outcome = await endOne(ctx, earlier.id, deadline);
     outcomes.push(outcome);
-    if (outcome.result === 'still-alive') {
+    if (outcome.result === 'still-alive')
       log.error(
         { step: 'revoke', id: earlier.id, expiresAt: outcome.expiresAt, err: outcome.error },
         `STILL ALIVE: token ${earlier.id}, replaced earlier, could not be ended and works until ${outcome.expiresAt ?? 'it is deleted'}; delete it in the service's console`,
       );
-    } else {
+    else
       log.warn(
         { step: 'revoke', id: earlier.id, result: outcome.result, expiresAt: outcome.expiresAt },
         'earlier token of this name checked',
       );
-    }
   }
   if (outcomes.length > 0) {
     const known = new Map(outcomes.map((o) => [o.id, o.expiresAt]));

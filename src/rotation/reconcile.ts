@@ -46,6 +46,7 @@ export async function reconcile(ctx: RotationContext, intent: JournalEntry): Pro
       regeneratedAt: intent.startedAt,
       oldTokenWorksUntil: current ? (current.expiresAt?.toISOString() ?? null) : undefined,
     },
+    // Stryker disable next-line StringLiteral: `detail` is only the wording of the orphan log line
     `its answer was lost.${works ? ' Regenerating again from the old token, which still works' : ' The old token no longer works'}`,
   );
   return { applied: true, token: works ? current : undefined, report };

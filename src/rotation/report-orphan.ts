@@ -7,7 +7,6 @@ import type { OrphanReport } from './orphan-report.js';
  */
 export function reportOrphan(ctx: RotationContext, report: Omit<OrphanReport, 'name' | 'detectedAt'>, detail: string): OrphanReport {
   const full: OrphanReport = { name: ctx.policy.name, detectedAt: ctx.deps.clock.now().toISOString(), ...report };
-  const which = full.newId ? `token ${full.newId} of '${full.name}'` : `a new token named '${full.name}'`;
   ctx.log.error(
     {
       step: 'orphan',
@@ -17,7 +16,7 @@ export function reportOrphan(ctx: RotationContext, report: Omit<OrphanReport, 'n
       oldTokenWorksUntil: full.oldTokenWorksUntil,
     },
     `ORPHANED TOKEN: the service regenerated '${full.name}' from ${full.oldId} at about ${full.regeneratedAt}; ${detail}. ` +
-      `The orphan is ${which}, whose secret nobody has: delete it in the service's console.`,
+      `The orphan is ${full.newId ? `token ${full.newId} of '${full.name}'` : `a new token named '${full.name}'`}, whose secret nobody has: delete it in the service's console.`,
   );
   ctx.orphans.push(full);
   return full;

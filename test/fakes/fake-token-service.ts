@@ -4,7 +4,7 @@ import type { ServiceToken } from '../../src/api/service-token.js';
 import type { RegeneratedToken, TokenServiceClient } from '../../src/api/token-service-client.js';
 import type { Clock } from '../../src/clock.js';
 import { type EmulatedToken, TokenStore } from '../../src/emulator/token-store.js';
-import { ApiError, RegenerateOutcomeUnknownError } from '../../src/errors.js';
+import { ApiError, RegenerateAnswerUnusableError, RegenerateOutcomeUnknownError } from '../../src/errors.js';
 import type { RotationTimes } from '../../src/policy/rotation-times.js';
 import { Secret } from '../../src/secret.js';
 
@@ -25,7 +25,12 @@ export type RegenerateBehaviour =
   /** The service commits, then the answer is lost (a reset, a timeout, a 5xx after acting). */
   | { kind: 'lose-answer' }
   /** The outcome is unknown to the caller, and the service did not act (a 502 before it, a reset). */
-  | { kind: 'unknown' };
+  | { kind: 'unknown' }
+  /**
+   * The service commits and answers 200, but its `token` field holds nothing usable (empty, not a
+   * string): the caller knows it acted, and the secret is lost.
+   */
+  | { kind: 'unusable-answer' };
 
 export type RegenerateScript = RegenerateBehaviour & {
   /** Only for a regenerate of this token id; any when absent. */
@@ -143,7 +148,7 @@ export class FakeTokenService implements TokenServiceClient {
     call.behaviour = script.kind;
 
     let fresh: EmulatedToken | undefined;
-    if (script.kind === 'answer' || script.kind === 'lose-answer') {
+    if (script.kind === 'answer' || script.kind === 'lose-answer' || script.kind === 'unusable-answer') {
       fresh = this.store.regenerate(id, times.existingTokenExpiresAt, times.newTokenExpiresAt);
       fresh.secret = canarySecret();
       call.committed = true;
@@ -162,6 +167,14 @@ export class FakeTokenService implements TokenServiceClient {
         throw new RegenerateOutcomeUnknownError(`regenerate token ${id}: the connection was reset before an answer (injected)`, {
           op: 'regenerate',
         });
+      case 'unusable-answer':
+        throw new RegenerateAnswerUnusableError(
+          `regenerate token ${id}: the service answered 200, but its token field is empty (injected)`,
+          {
+            op: 'regenerate',
+            status: 200,
+          },
+        );
       case 'answer':
         return {
           kind: 'tracked',

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import type { RegeneratedToken } from '../../src/api/token-service-client.js';
 import { type Emulator, startEmulator } from '../../src/emulator/start-emulator.js';
-import { ApiError, RegenerateOutcomeUnknownError } from '../../src/errors.js';
+import { ApiError, RegenerateAnswerUnusableError, RegenerateOutcomeUnknownError } from '../../src/errors.js';
 import { expectNoLeak } from '../helpers/leaks.js';
 import { emulatorClient } from '../helpers/rotator-client.js';
 
@@ -114,6 +114,29 @@ describe('token service client against the emulator', () => {
     expect((error as ApiError).code).toBe('ERR_REGENERATE_OUTCOME_UNKNOWN');
     expect(regenerates()).toHaveLength(1);
     expectNoLeak({ log: log.lines.join(''), error: String(error), cause: String((error as Error).cause) }, secrets());
+  });
+
+  it.each([
+    ['empty', {}],
+    ['a number', { token: 42 }],
+    ['null', { token: null }],
+  ])('a 200 whose token field is %s: the service acted, the answer is unusable, and it is never sent again', async (_what, fault) => {
+    const token = emulator.store.add({ name: 'unusable', expiresAt: null });
+    emulator.faults.add({ op: 'regenerate', action: { kind: 'unusable-token', ...fault } });
+    const { api, log } = emulatorClient(emulator);
+    const error = await api.regenerate(token.id, times()).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RegenerateAnswerUnusableError);
+    expect((error as ApiError).code).toBe('ERR_REGENERATE_ANSWER_UNUSABLE');
+    expect(regenerates()).toEqual([expect.objectContaining({ status: 200, committed: true })]);
+    expect(emulator.store.get(token.id)?.replacedBy, 'a new token exists').toEqual(expect.any(String));
+    expectNoLeak({ log: log.lines.join(''), error: String(error) }, secrets());
+  });
+
+  it('the unusable-token fault leaves a retrieve alone', async () => {
+    const token = emulator.store.add({ name: 'unusable-read', expiresAt: null });
+    emulator.faults.add({ op: 'retrieve', action: { kind: 'unusable-token' } });
+    const { api } = emulatorClient(emulator);
+    expect(await api.retrieve(token.id)).toEqual({ id: token.id, name: 'unusable-read', expiresAt: null });
   });
 
   it('treats a timeout of regenerate as an unknown outcome, without sending it again', async () => {
