@@ -31,7 +31,7 @@ export async function endEarlierTokens(ctx: RotationContext, record: StateRecord
   const outcomes: EarlierTokenOutcome[] = [];
   const candidates = record.lineage.filter((l) => l.id !== record.currentId && (l.expiresAt === null || new Date(l.expiresAt) > deadline));
   for (const earlier of candidates) {
-    const outcome = await endOne(ctx, earlier.id, deadline);
+    const outcome = await endOne(ctx, earlier, deadline);
     outcomes.push(outcome);
     if (outcome.result === 'still-alive')
       log.error(
@@ -52,14 +52,16 @@ export async function endEarlierTokens(ctx: RotationContext, record: StateRecord
   return outcomes;
 }
 
-async function endOne(ctx: RotationContext, id: string, deadline: Date): Promise<EarlierTokenOutcome> {
+async function endOne(ctx: RotationContext, earlier: StateRecord['lineage'][number], deadline: Date): Promise<EarlierTokenOutcome> {
   const { deps, log } = ctx;
+  const { id } = earlier;
   let current;
   try {
     current = await deps.api.retrieve(id, { signal: ctx.signal });
   } catch (error) {
     if (error instanceof ApiError && error.status === 404) return { id, result: 'gone', expiresAt: null };
-    return { id, result: 'still-alive', expiresAt: null, error: errorSummary(error).message };
+    // Unknown now: it works until the expiry recorded when it was replaced, as far as we know.
+    return { id, result: 'still-alive', expiresAt: earlier.expiresAt, error: errorSummary(error).message };
   }
   if (current.expiresAt !== null && current.expiresAt <= deadline)
     return { id, result: 'already-ended', expiresAt: iso(current.expiresAt) };

@@ -126,11 +126,15 @@ describe('what the service says about each', () => {
     expect(await stored()).toEqual([expect.objectContaining({ id: ids[0], expiresAt: null })]);
   });
 
-  it('a token that cannot be looked up is still alive: never reported as ended or gone', async () => {
-    const { world, end, ids } = emergency([{ serviceExpiresInMs: HOUR }]);
+  it('a token that cannot be looked up is still alive until its recorded expiry: never reported as ended or gone', async () => {
+    const { world, end, ids, stored } = emergency([{ serviceExpiresInMs: HOUR, recordedExpiresInMs: 2 * HOUR }]);
     world.service.onRetrieve({ id: ids[0], status: 503 });
-    expect(await end()).toEqual([{ id: ids[0], result: 'still-alive', expiresAt: null, error: expect.stringContaining('503') }]);
+    const recorded = world.at(2 * HOUR).toISOString();
+    expect(await end()).toEqual([{ id: ids[0], result: 'still-alive', expiresAt: recorded, error: expect.stringContaining('503') }]);
     expect(world.service.regenerates).toEqual([]);
+    expect(await stored(), 'what the state knew of it is kept, not turned into "never expires"').toEqual([
+      expect.objectContaining({ id: ids[0], expiresAt: recorded }),
+    ]);
   });
 
   it('a token the service already ends by the deadline (at it exactly, or before) is already ended: no throwaway minted', async () => {
@@ -163,7 +167,7 @@ describe('under a stop at the deadline', () => {
   it('a lookup still waiting is given up: the token is named still alive, and no end is sent', async () => {
     const { world, endStoppedAt, ids } = emergency([{ serviceExpiresInMs: HOUR }]);
     expect(await endStoppedAt({ op: 'retrieve', call: 1 })).toEqual([
-      { id: ids[0], result: 'still-alive', expiresAt: null, error: expect.stringContaining('deadline') },
+      { id: ids[0], result: 'still-alive', expiresAt: world.at(HOUR).toISOString(), error: expect.stringContaining('deadline') },
     ]);
     expect(world.service.regenerates).toEqual([]);
   });
