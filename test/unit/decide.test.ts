@@ -97,6 +97,24 @@ const cases: Case[] = [
     reason: /last rotated 91d ago, older than maxAge 90d/,
   },
   {
+    name: 'maxAge rotates a token exactly as old as allowed (the bound is inclusive)',
+    expiresAt: null,
+    history: { lastRotatedAt: at(-90) },
+    settings: { maxAgeMs: 90 * DAY },
+    action: 'rotate',
+    check: 'tokenOlderThanMaxAge',
+    dueAt: NOW,
+  },
+  {
+    name: 'maxAge leaves a token one day younger than allowed, and says when it is due',
+    expiresAt: null,
+    history: { lastRotatedAt: at(-89) },
+    settings: { maxAgeMs: 90 * DAY },
+    action: 'skip',
+    check: 'notDue',
+    dueAt: at(1),
+  },
+  {
     name: 'maxAge counts from adoption for a token we never rotated',
     expiresAt: null,
     history: { adoptedAt: at(-5) },
@@ -140,16 +158,156 @@ describe('decide', () => {
 });
 
 describe('decide, on sink drift', () => {
-  const unmarked = { target: 'k8s:apps/a', sink: 'kubernetes-secret apps/a', kind: 'unmarked' as const, holdsCurrent: true as const };
-  const decideDrift = (drift: Parameters<typeof decide>[0]['drift'], onDrift: RotationSettings['onDrift']) =>
-    decide({ token: { id: 't1', expiresAt: at(60) }, history: freshHistory, settings: settings({ onDrift }), now: NOW, drift });
+  type Finding = NonNullable<Parameters<typeof decide>[0]['drift']>[number];
+  const finding = (kind: Finding['kind'], sink: string, extra: Partial<Finding> = {}): Finding => ({
+    target: `k8s:${sink}`,
+    sink,
+    kind,
+    ...extra,
+  });
+  const unmarked = finding('unmarked', 'kubernetes-secret apps/a', { holdsCurrent: true });
+  const foreign = finding('foreign', 'file /etc/b');
+  const unreadable = finding('unreadable', 'vault kv/c', { detail: 'permission denied' });
+  const unowned = finding('unowned', 'kubernetes-secret apps/d');
 
-  it('never mints a token for a sink that only lost its marker, whatever onDrift says: writing it again restores it', () => {
-    expect(decideDrift([unmarked], 'rotate')).toMatchObject({ action: 'redeliver', check: 'sinkDrift' });
-    expect(decideDrift([unmarked], 'redeliver')).toMatchObject({ action: 'redeliver', check: 'sinkDrift' });
+  interface DriftCase {
+    name: string;
+    drift: Finding[];
+    onDrift: RotationSettings['onDrift'];
+    secretUnknown?: string;
+    expiresAt?: Date;
+    action: 'rotate' | 'redeliver' | 'skip';
+    check: string;
+  }
+
+  const driftCases: DriftCase[] = [
+    {
+      name: 'delivers the held secret again to a sink that lacks it',
+      drift: [foreign],
+      onDrift: 'redeliver',
+      action: 'redeliver',
+      check: 'sinkDrift',
+    },
+    {
+      name: 'rotates under onDrift: rotate when a sink lacks the current secret',
+      drift: [foreign],
+      onDrift: 'rotate',
+      action: 'rotate',
+      check: 'sinkDrift',
+    },
+    { name: 'only reports drift under onDrift: report', drift: [foreign], onDrift: 'report', action: 'skip', check: 'notDue' },
+    {
+      name: 'rotates when the current secret is known nowhere: only a new token repairs the sink',
+      drift: [foreign],
+      onDrift: 'redeliver',
+      secretUnknown: 'no copy in the state',
+      action: 'rotate',
+      check: 'sinkDrift',
+    },
+    {
+      name: 'still only reports under onDrift: report when the current secret is unknown',
+      drift: [foreign],
+      onDrift: 'report',
+      secretUnknown: 'no copy in the state',
+      action: 'skip',
+      check: 'notDue',
+    },
+    {
+      name: 'never mints a token for a sink that only lost its marker, under onDrift: rotate',
+      drift: [unmarked],
+      onDrift: 'rotate',
+      action: 'redeliver',
+      check: 'sinkDrift',
+    },
+    {
+      name: 'writes again a sink that only lost its marker, under onDrift: redeliver',
+      drift: [unmarked],
+      onDrift: 'redeliver',
+      action: 'redeliver',
+      check: 'sinkDrift',
+    },
+    {
+      name: 'rotates under onDrift: rotate when a sink lost its marker and holds another secret',
+      drift: [{ ...unmarked, holdsCurrent: undefined }],
+      onDrift: 'rotate',
+      action: 'rotate',
+      check: 'sinkDrift',
+    },
+    {
+      name: 'rotates under onDrift: rotate when one sink lost only its marker and another lacks the secret',
+      drift: [unmarked, foreign],
+      onDrift: 'rotate',
+      action: 'rotate',
+      check: 'sinkDrift',
+    },
+    {
+      name: 'does not rotate for a marker-only sink next to one that cannot be read',
+      drift: [unmarked, unreadable],
+      onDrift: 'rotate',
+      action: 'redeliver',
+      check: 'sinkDrift',
+    },
+    {
+      name: 'leaves alone sinks that delivering cannot repair (unreadable, unowned)',
+      drift: [unreadable, unowned],
+      onDrift: 'rotate',
+      action: 'skip',
+      check: 'notDue',
+    },
+    { name: 'does nothing when no sink drifted', drift: [], onDrift: 'rotate', action: 'skip', check: 'notDue' },
+    {
+      name: 'reports an expired token as expired, drift or not',
+      drift: [foreign],
+      onDrift: 'redeliver',
+      expiresAt: at(-1),
+      action: 'rotate',
+      check: 'tokenExpired',
+    },
+    {
+      name: 'reports a token nearing expiry as such, drift or not',
+      drift: [foreign],
+      onDrift: 'redeliver',
+      expiresAt: at(2),
+      action: 'rotate',
+      check: 'tokenNearingExpiry',
+    },
+  ];
+
+  const decideDrift = (c: Pick<DriftCase, 'drift' | 'onDrift' | 'secretUnknown' | 'expiresAt'>) =>
+    decide({
+      token: { id: 't1', expiresAt: c.expiresAt ?? at(60) },
+      history: freshHistory,
+      settings: settings({ onDrift: c.onDrift }),
+      now: NOW,
+      drift: c.drift,
+      ...(c.secretUnknown === undefined ? {} : { secretUnknown: c.secretUnknown }),
+    });
+
+  it.each(driftCases.map((c) => [c.name, c] as const))('%s', (_name, c) => {
+    const decision = decideDrift(c);
+    expect(decision.action).toBe(c.action);
+    expect(decision.check).toBe(c.check);
+    if (c.check === 'sinkDrift') expect(decision.dueAt).toEqual(NOW);
   });
 
-  it('rotates under onDrift: rotate when a sink lacks the current secret', () => {
-    expect(decideDrift([{ ...unmarked, kind: 'foreign', holdsCurrent: undefined }], 'rotate')).toMatchObject({ action: 'rotate' });
+  it('is not due when nothing was checked for drift', () => {
+    expect(
+      decide({ token: { id: 't1', expiresAt: at(60) }, history: freshHistory, settings: settings({ onDrift: 'rotate' }), now: NOW }),
+    ).toMatchObject({
+      action: 'skip',
+      check: 'notDue',
+    });
+  });
+
+  it('names every sink it repairs, and none it cannot', () => {
+    const { reason } = decideDrift({ drift: [foreign, unreadable, unmarked], onDrift: 'redeliver' });
+    expect(reason).toContain(foreign.sink);
+    expect(reason).toContain(unmarked.sink);
+    expect(reason).not.toContain(unreadable.sink);
+  });
+
+  it('says why the current secret is unknown when only a new token repairs a sink', () => {
+    const { reason } = decideDrift({ drift: [foreign], onDrift: 'redeliver', secretUnknown: 'no copy in the state' });
+    expect(reason).toContain('no copy in the state');
   });
 });
