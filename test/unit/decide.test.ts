@@ -133,6 +133,63 @@ const cases: Case[] = [
     dueAt: at(5),
   },
   {
+    name: 'a share of a lifetime that is never (refused by the policy) gives no window: the token is due when it expires',
+    expiresAt: at(20),
+    settings: { renewBefore: { kind: 'share', percent: 33 }, lifetimeMs: null },
+    action: 'skip',
+    check: 'notDue',
+    reason: /^expires in 20d; due in 20d$/,
+    dueAt: at(20),
+  },
+  {
+    name: 'maxAge rotates a token that expires too, without saying it never expires',
+    expiresAt: at(20),
+    history: { lastRotatedAt: at(-31) },
+    settings: { maxAgeMs: 30 * DAY },
+    action: 'rotate',
+    check: 'tokenOlderThanMaxAge',
+    reason: /^last rotated 31d ago, older than maxAge 30d$/,
+    dueAt: at(-1),
+  },
+  {
+    name: 'a token that never expires is rotated at the default maxAge, counted from when it was first seen',
+    expiresAt: null,
+    history: { adoptedAt: at(-91) },
+    action: 'rotate',
+    check: 'tokenOlderThanMaxAge',
+    reason:
+      /^never expires; first seen 91d ago \(its age before that is unknown\), older than maxAge 90d \(default for tokens that never expire\)$/,
+    dueAt: at(-1),
+  },
+  {
+    name: 'a token that never expires is due by the default maxAge, and says which and since when',
+    expiresAt: null,
+    action: 'skip',
+    check: 'notDue',
+    reason: /^never expires; due in 89d by maxAge 90d \(default for tokens that never expire\); first seen 1d ago/,
+    dueAt: at(89),
+  },
+  {
+    name: 'a token that expires is due by the earlier maxAge, with no word of maxAge',
+    expiresAt: at(20),
+    history: { lastRotatedAt: at(-25) },
+    settings: { maxAgeMs: 30 * DAY },
+    action: 'skip',
+    check: 'notDue',
+    reason: /^expires in 20d; due in 5d$/,
+    dueAt: at(5),
+  },
+  {
+    name: 'a maxAge later than the renew window leaves the due date at the window',
+    expiresAt: at(20),
+    history: { lastRotatedAt: at(-10) },
+    settings: { maxAgeMs: 60 * DAY },
+    action: 'skip',
+    check: 'notDue',
+    reason: /^expires in 20d; due in 13d$/,
+    dueAt: at(13),
+  },
+  {
     name: 'an expired token is reported as expired even when maxAge also fired',
     expiresAt: at(-1),
     history: { lastRotatedAt: at(-100) },
@@ -287,7 +344,11 @@ describe('decide, on sink drift', () => {
     const decision = decideDrift(c);
     expect(decision.action).toBe(c.action);
     expect(decision.check).toBe(c.check);
-    if (c.check === 'sinkDrift') expect(decision.dueAt).toEqual(NOW);
+    if (c.check === 'sinkDrift') {
+      expect(decision.dueAt).toEqual(NOW);
+      // The reason names each sink the decision repairs.
+      for (const f of c.drift.filter((d) => d.kind !== 'unreadable' && d.kind !== 'unowned')) expect(decision.reason).toContain(f.sink);
+    }
   });
 
   it('is not due when nothing was checked for drift', () => {
