@@ -25,6 +25,12 @@ describe('fingerprintOf', () => {
     expect(fingerprintOf(secret, keyA)).toBe(`hmac-sha256:${createHmac('sha256', keyA).update(secret.reveal()).digest('base64url')}`);
   });
 
+  it("hashes a secret's UTF-8 bytes, as earlier releases did", () => {
+    const accented = new Secret('pässwörd-canary-ünïcode-91');
+    const bytes = Buffer.from('pässwörd-canary-ünïcode-91', 'utf8');
+    expect(fingerprintOf(accented, keyA)).toBe(`hmac-sha256:${createHmac('sha256', keyA).update(bytes).digest('base64url')}`);
+  });
+
   it('never contains the secret', () => {
     expect(fingerprintOf(secret, keyA)).not.toContain(secret.reveal());
   });
