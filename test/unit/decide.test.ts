@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { BUILT_IN_DEFAULTS } from '../../src/config/load-policy.js';
 import type { RotationSettings } from '../../src/config/types.js';
 import { decide, type HistoryView } from '../../src/policy/decide.js';
+import { describeDrift } from '../../src/policy/sink-drift.js';
 
 const NOW = new Date('2026-11-22T12:00:00Z');
 const DAY = 24 * 3600_000;
@@ -362,9 +363,12 @@ describe('decide, on sink drift', () => {
 
   it('names every sink it repairs, and none it cannot', () => {
     const { reason } = decideDrift({ drift: [foreign, unreadable, unmarked], onDrift: 'redeliver' });
-    expect(reason).toContain(foreign.sink);
-    expect(reason).toContain(unmarked.sink);
     expect(reason).not.toContain(unreadable.sink);
+    // Each described whole, and kept apart from the next.
+    const [first, second] = [describeDrift(foreign), describeDrift(unmarked)];
+    expect(reason).toContain(first);
+    expect(reason).toContain(second);
+    expect(reason.indexOf(second)).toBeGreaterThan(reason.indexOf(first) + first.length);
   });
 
   it('says why the current secret is unknown when only a new token repairs a sink', () => {

@@ -66,10 +66,11 @@ describe('the bounded list of known secrets', () => {
   });
 
   it('does not let values too short to be secrets push a real one out', () => {
-    const credential = new Secret('Pv6tNs1GxC7bFj4L-cred');
+    new Secret('Pv6tNs1GxC7bFj4L-cred');
     newerSecrets(KEPT - 1);
     for (const short of ['', '0', 'on', 'yes', 'true', 'abc1234']) new Secret(short);
-    expect(held(credential.reveal())).toBe(true);
+    // Checked by value: reveal() would make it the newest again.
+    expect(held('Pv6tNs1GxC7bFj4L-cred')).toBe(true);
   });
 
   it('does not scrub values too short to be secrets from ordinary text', () => {

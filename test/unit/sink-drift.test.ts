@@ -297,6 +297,21 @@ describe('how a drift finding is described to an operator', () => {
     expect(describeDrift({ ...at, kind, detail: 'DETAIL-42' })).toContain('DETAIL-42');
   });
 
+  it.each(['missing', 'foreign', 'unreadable', 'unmarked'] as const)(
+    'a %s sink without a detail is described as with one, less the detail',
+    (kind) => {
+      const without = describeDrift({ ...at, kind });
+      const withDetail = describeDrift({ ...at, kind, detail: 'DETAIL-42' });
+      // The two texts differ only in one piece, the one that holds the detail.
+      let prefix = 0;
+      while (prefix < without.length && without[prefix] === withDetail[prefix]) prefix++;
+      let suffix = 0;
+      while (suffix < without.length - prefix && without.at(-1 - suffix) === withDetail.at(-1 - suffix)) suffix++;
+      expect(prefix + suffix).toBe(without.length);
+      expect(withDetail.slice(prefix, withDetail.length - suffix)).toContain('DETAIL-42');
+    },
+  );
+
   it('tells the kinds apart', () => {
     expect(new Set(kinds.map((kind) => describeDrift({ ...at, kind }))).size).toBe(kinds.length);
   });
