@@ -17,12 +17,7 @@ export function followSameOriginOnly(origin: URL | string): (response: PlainResp
 /** Where a redirect points, resolved against the answering URL; undefined when absent or unreadable. */
 export function redirectTarget(response: Pick<PlainResponse, 'headers' | 'url'>): URL | undefined {
   const location = response.headers.location;
-  if (!location) return undefined;
-  try {
-    return new URL(location, response.url);
-  } catch {
-    return undefined;
-  }
+  return location ? (URL.parse(location, response.url) ?? undefined) : undefined;
 }
 
 /** `https://host:port` of a redirect, never its path or query (they may carry a secret). */

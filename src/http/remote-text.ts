@@ -20,8 +20,8 @@ const LONG_RUN = /[A-Za-z0-9+/=_.~-]{20,}/g;
 
 /** A run that looks random rather than like words: letters and digits mixed, or mixed case at length. */
 function looksRandom(run: string): boolean {
-  const digits = (run.match(/[0-9]/g) ?? []).length;
-  const letters = (run.match(/[A-Za-z]/g) ?? []).length;
+  const digits = run.replace(/[^0-9]/g, '').length;
+  const letters = run.replace(/[^A-Za-z]/g, '').length;
   if (digits >= 2 && letters >= 2) return true;
   return run.length >= 32 && /[a-z]/.test(run) && /[A-Z]/.test(run);
 }

@@ -27,7 +27,7 @@ export const SIGNATURE_HEADER = 'x-token-rotator-signature';
 /** The two headers for `body` sent at `at`: pure, for the hook below and for tests that check the scheme. */
 export function signatureHeaders(body: string | Uint8Array, key: string, at: Date): Record<string, string> {
   const timestamp = String(Math.floor(at.getTime() / 1000));
-  const hmac = createHmac('sha256', key).update(`${SIGNATURE_VERSION}:${timestamp}:`, 'utf8').update(body).digest('hex');
+  const hmac = createHmac('sha256', key).update(`${SIGNATURE_VERSION}:${timestamp}:`).update(body).digest('hex');
   return { [TIMESTAMP_HEADER]: timestamp, [SIGNATURE_HEADER]: `${SIGNATURE_VERSION}=${hmac}` };
 }
 

@@ -45,13 +45,15 @@ const ago = (ms: number) => `${formatDuration(ms)} ago`;
 
 /**
  * The window before expiry in which a token is due. A share is of the token's own lifetime when we
- * know it (we minted the current token at `lastRotatedAt`), else of the policy's lifetime.
+ * know it (we minted the current token at `lastRotatedAt`), else of the policy's lifetime. With
+ * neither (a share of lifetime "never", which the policy refuses), there is no window: the token
+ * is due when it expires.
  */
-export function renewWindowMs({ token, history, settings }: Omit<Input, 'now'>): number | null {
+export function renewWindowMs({ token, history, settings }: Omit<Input, 'now'>): number {
   if (settings.renewBefore.kind === 'duration') return settings.renewBefore.ms;
   const knownLifetime =
     token.expiresAt && history.lastRotatedAt ? token.expiresAt.getTime() - history.lastRotatedAt.getTime() : settings.lifetimeMs;
-  return knownLifetime === null ? null : (knownLifetime * settings.renewBefore.percent) / 100;
+  return ((knownLifetime ?? 0) * settings.renewBefore.percent) / 100;
 }
 
 function tokenExpired({ token, now }: Input): Decision | undefined {
@@ -67,7 +69,7 @@ function tokenExpired({ token, now }: Input): Decision | undefined {
 function tokenNearingExpiry(input: Input): Decision | undefined {
   const { token, now } = input;
   const window = renewWindowMs(input);
-  if (!token.expiresAt || window === null) return undefined;
+  if (!token.expiresAt) return undefined;
   const dueAt = new Date(token.expiresAt.getTime() - window);
   if (dueAt > now) return undefined;
   const renewBefore =
@@ -113,39 +115,37 @@ function ageOf({ history, now }: Input): { since: Date; text: string } {
   };
 }
 
-function maxAgeDueAt(input: Input): Date | null {
+/** When the token becomes due by its age, and the maxAge that says so; null when no maxAge applies. */
+function dueByAge(input: Input): { at: Date; label: string } | null {
   const maxAge = effectiveMaxAge(input);
-  return maxAge ? new Date(ageOf(input).since.getTime() + maxAge.ms) : null;
+  return maxAge && { at: new Date(ageOf(input).since.getTime() + maxAge.ms), label: maxAge.label };
 }
 
 function tokenOlderThanMaxAge(input: Input): Decision | undefined {
-  const maxAge = effectiveMaxAge(input);
-  const dueAt = maxAgeDueAt(input);
-  if (!maxAge || !dueAt || dueAt > input.now) return undefined;
+  const byAge = dueByAge(input);
+  if (!byAge || byAge.at > input.now) return undefined;
   const expiry = input.token.expiresAt === null ? 'never expires; ' : '';
   return {
     action: 'rotate',
     check: 'tokenOlderThanMaxAge',
-    reason: `${expiry}${ageOf(input).text}, older than ${maxAge.label}`,
-    dueAt,
+    reason: `${expiry}${ageOf(input).text}, older than ${byAge.label}`,
+    dueAt: byAge.at,
   };
 }
 
 function notDue(input: Input): Decision {
   const { token, now } = input;
-  const window = renewWindowMs(input);
-  const expiryDue = token.expiresAt && window !== null ? new Date(token.expiresAt.getTime() - window) : null;
-  const ageDue = maxAgeDueAt(input);
-  const candidates = [expiryDue, ageDue].filter((d): d is Date => d !== null);
-  const dueAt = candidates.length ? new Date(Math.min(...candidates.map((d) => d.getTime()))) : null;
-  const expiry = token.expiresAt ? `expires in ${formatDuration(token.expiresAt.getTime() - now.getTime())}` : 'never expires';
-  const maxAge = effectiveMaxAge(input);
-  let due: string;
-  if (!dueAt) due = 'maxAge is off ("never"), so never due';
-  else if (ageDue && dueAt.getTime() === ageDue.getTime() && maxAge && token.expiresAt === null)
-    due = `due in ${formatDuration(dueAt.getTime() - now.getTime())} by ${maxAge.label}; ${ageOf(input).text}`;
-  else due = `due in ${formatDuration(dueAt.getTime() - now.getTime())}`;
-  return { action: 'skip', check: 'notDue', reason: `${expiry}; ${due}`, dueAt };
+  const byAge = dueByAge(input);
+  const dueIn = (at: Date) => `due in ${formatDuration(at.getTime() - now.getTime())}`;
+  if (token.expiresAt === null) {
+    // Due by its age alone: which maxAge says so, and since when the age counts.
+    const due = byAge ? `${dueIn(byAge.at)} by ${byAge.label}; ${ageOf(input).text}` : 'maxAge is off ("never"), so never due';
+    return { action: 'skip', check: 'notDue', reason: `never expires; ${due}`, dueAt: byAge?.at ?? null };
+  }
+  const expiryDue = token.expiresAt.getTime() - renewWindowMs(input);
+  const dueAt = new Date(Math.min(expiryDue, byAge?.at.getTime() ?? Infinity));
+  const expiresIn = formatDuration(token.expiresAt.getTime() - now.getTime());
+  return { action: 'skip', check: 'notDue', reason: `expires in ${expiresIn}; ${dueIn(dueAt)}`, dueAt };
 }
 
 /**

@@ -7,15 +7,16 @@ import type { Secret } from '../secret.js';
  * nothing that could be guessed; the key only adds that a fingerprint cannot be checked against a
  * candidate secret without it.
  */
-const UNKEYED = Buffer.from('token-rotator sink fingerprint v1', 'utf8');
+const UNKEYED = Buffer.from('token-rotator sink fingerprint v1');
 
 /**
  * What the state keeps of a delivered secret: enough to tell whether a sink still holds it, never
- * enough to recover it. HMAC-SHA-256, keyed by ROTATOR_STATE_KEY when set.
+ * enough to recover it. HMAC-SHA-256 of its UTF-8 bytes (Node's default for a string), keyed by
+ * ROTATOR_STATE_KEY when set.
  */
 export function fingerprintOf(secret: Secret, key: KeyObject | undefined): string {
   return `hmac-sha256:${createHmac('sha256', key ?? UNKEYED)
-    .update(secret.reveal(), 'utf8')
+    .update(secret.reveal())
     .digest('base64url')}`;
 }
 
