@@ -59,7 +59,9 @@ export interface EntryTrust {
  * the service is not known to answer so, and an entry the key authenticates is believed.
  */
 function refuseOutsideLineage(entry: JournalEntry, record: StateRecord | undefined, trust: EntryTrust): void {
-  const known = new Set([trust.policyId, ...(record ? [record.currentId, record.adoptedId, ...record.lineage.map((l) => l.id)] : [])]);
+  const known = new Set(
+    record ? [trust.policyId, record.currentId, record.adoptedId, ...record.lineage.map((l) => l.id)] : [trust.policyId],
+  );
   const newId = entry.phase === 'staged' ? entry.staged.newId : undefined;
   const committed =
     (newId !== undefined && record?.currentId === newId) ||
@@ -92,7 +94,7 @@ function refuseOutsideLineage(entry: JournalEntry, record: StateRecord | undefin
         `remove it before checking, as it may hold a secret`,
     );
   }
-  if (newId !== undefined && newId === entry.oldId && !trust.authenticated) {
+  if (newId === entry.oldId && !trust.authenticated) {
     throw new StateIntegrityError(
       `the journal entry of "${entry.name}" stages token ${newId} as the replacement of itself, and no state key ` +
         `authenticates it: a regenerate answers a new id, so it was not written by a rotation. Nothing of it is used ` +
