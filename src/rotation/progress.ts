@@ -51,7 +51,7 @@ export function trackProgress(options: {
     },
     stop() {
       stopped = true;
-      if (timer !== undefined) timers.clearTimeout(timer as never);
+      timers.clearTimeout(timer as never);
     },
   };
 }

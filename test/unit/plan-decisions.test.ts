@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import type { Policy, TokenPolicy } from '../../src/config/types.js';
+import { ApiError } from '../../src/errors.js';
 import { planAll } from '../../src/rotation/plan.js';
 import { rotateToken } from '../../src/rotation/rotate-token.js';
 import { JOURNAL_VERSION, type JournalEntry } from '../../src/state/journal-entry.js';
@@ -193,6 +194,37 @@ describe('plan: the decisions `once` would take now, with nothing written anywhe
       dueAt: null,
     });
     expect(entries[1]).toMatchObject({ name: 'calm', action: 'skip' });
+  });
+
+  it('a service every token needs being down is a warning per name, not an error: the error is one shared problem', async () => {
+    const world = openWorld();
+    const down = world.token('down', { expiresInMs: 60 * DAY });
+    const broken = world.token('broken', { expiresInMs: 60 * DAY });
+    const deps = world.process();
+    const shared = new ApiError('retrieve: connection refused', {
+      op: 'retrieve',
+      dependencyFailure: { dependency: 'token service', kind: 'connection-refused', target: 'https://tokens.example', check: 'is it up?' },
+    });
+    const api = {
+      ...deps.api,
+      retrieve: async (id: string) => {
+        if (id === down.id) throw shared;
+        throw new ApiError('retrieve: 500', { op: 'retrieve', status: 500 });
+      },
+    };
+    const entries = await planAll(policyOf(down.policy, broken.policy), { ...deps, api }, { concurrency: 1 });
+    expect(entries.map((e) => [e.name, e.action])).toEqual([
+      ['down', 'error'],
+      ['broken', 'error'],
+    ]);
+    const levels = world.logs.lines
+      .map((l) => JSON.parse(l) as { level: string; tokenName?: string })
+      .filter((l) => l.level === 'warn' || l.level === 'error')
+      .map((l) => [l.tokenName, l.level]);
+    expect(levels).toEqual([
+      ['down', 'warn'],
+      ['broken', 'error'],
+    ]);
   });
 
   it('unfinished rotations of names no longer in the policy come last, as errors with no id', async () => {

@@ -92,6 +92,11 @@ describe('once: one pass over every token', () => {
 
     expect(world.service.regenerates, 'no regenerate after the stop').toEqual([]);
     expect(world.service.retrieves).toEqual([tokens[0]!.id]);
+    const told = world.logs.lines.map((l) => JSON.parse(l) as { level: string; notStarted?: string[] }).filter((l) => l.notStarted);
+    expect(
+      told.map((l) => [l.level, l.notStarted]),
+      'the operator is told which names were not checked',
+    ).toEqual([['warn', ['t1', 't2']]]);
     expect(outcomes.map((o) => [o.name, o.action, o.stage])).toEqual([
       ['t0', 'interrupted', 'check'],
       ['t1', 'interrupted', 'check'],
@@ -135,6 +140,10 @@ describe('once: one pass over every token', () => {
         fired.push({ done: parsed.done!, total: parsed.total, inProgress: parsed.inProgress });
     }
     expect(outcomes.map((o) => o.action)).toEqual(['skipped', 'skipped']);
+    expect(
+      world.logs.lines.filter((l) => l.includes('"notStarted"')),
+      'a pass not stopped leaves nothing unchecked',
+    ).toEqual([]);
     expect(fired).toEqual([
       { done: 0, total: 2, inProgress: ['t0'] },
       { done: 1, total: 2, inProgress: ['t1'] },

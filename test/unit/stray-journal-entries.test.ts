@@ -82,6 +82,13 @@ describe('unfinished rotations of names that left the policy', () => {
     expect(stray!.message).not.toMatch(/holds a new secret|cannot be read/);
   });
 
+  it('a read that fails with no error at all still gives the stray its line', async () => {
+    const { journal } = await journalWith(intent('odd'));
+    const failing: Journal = { ...journal, read: () => Promise.reject(null as unknown as Error) };
+    const [stray] = await findStrayEntries(policyOf(), failing);
+    expect(stray).toMatchObject({ name: 'odd', phase: 'unreadable' });
+  });
+
   it('a journal that cannot be listed is one line saying so, with the error code, not a crash', async () => {
     const { journal } = await journalWith();
     const failing: Journal = {
