@@ -11,8 +11,11 @@ import { STATE_VERSION, type StateRecord } from '../../src/state/state-record.js
 import { newStateKey } from '../fakes/fake-deps.js';
 
 const startedAt = '2026-11-22T12:00:00.000Z';
-/** A secret this process has never held: a sealed copy of it, made without keeping it known. */
-const fresh = () => `xaat-c4n4ry-${randomUUID()}`;
+/**
+ * A secret this process has never held. Nothing in common with the others (no shared prefix): the
+ * scrubber also masks a piece of a known secret, which would hide one not yet known.
+ */
+const fresh = () => randomUUID();
 const sealed = (value: string, keys: StateKeys, context: string) => sealSecret(new Secret(value), keys.current, context);
 
 function recordHolding(value: ReturnType<typeof sealed>): StateRecord {
