@@ -197,10 +197,12 @@ describe('the two-signal convention: the first stops gracefully, a second exits 
   it('by default tells two signals moments apart by the monotonic clock: back to back, they are one stop', () => {
     const signals = signalSource();
     const exits: number[] = [];
-    onStopSignals(() => undefined, { logger: silentLogger(), signals: signals.source, exit: (c) => exits.push(c) });
+    const first: StopSignal[] = [];
+    onStopSignals((signal) => first.push(signal), { logger: silentLogger(), signals: signals.source, exit: (c) => exits.push(c) });
     signals.send('SIGTERM');
     signals.send('SIGTERM'); // microseconds later
     expect(exits).toEqual([]);
+    expect(first, 'one graceful stop, not two').toEqual(['SIGTERM']);
   });
 
   it('by default a second signal exits the process itself', () => {
