@@ -77,9 +77,9 @@ function refuseOutsideLineage(entry: JournalEntry, record: StateRecord | undefin
   // A token becomes part of the lineage only once it was current and then replaced: an entry that
   // stages one is an earlier rotation's, written back (authenticated, as it was then). Its secret is
   // of a token the name has moved past; delivering it would undo the rotations since.
-  if (newId !== undefined && !committed && record?.lineage.some((l) => l.id === newId)) {
+  if (entry.phase === 'staged' && !committed && record?.lineage.some((l) => l.id === entry.staged.newId)) {
     throw new StateIntegrityError(
-      `the journal entry of "${entry.name}" stages token ${newId}, which this name has already replaced (it is in the lineage; ` +
+      `the journal entry of "${entry.name}" stages token ${entry.staged.newId}, which this name has already replaced (it is in the lineage; ` +
         `current ${record.currentId}): an earlier rotation's entry, written back. Nothing of it is used and nothing is delivered; ` +
         `find out who wrote it`,
     );

@@ -231,6 +231,8 @@ describe('a destination the record says this name delivered to is ours, whatever
       state: 'unreadable',
       error: 'cannot read scripted k8s: forbidden',
     });
+    failing.failReads('k8s', null as unknown as Error);
+    expect((await reclaimRecorded(policy, deps, read, record)).readings[0]).toMatchObject({ state: 'unreadable', error: 'null' });
     failing.failReads('k8s', abortError());
     await expect(reclaimRecorded(policy, deps, read, record)).rejects.toMatchObject({ name: 'AbortError' });
   });
