@@ -93,15 +93,18 @@ export async function reclaimRecorded(
   signal?: AbortSignal,
 ): Promise<SinkSnapshot> {
   const recorded = record?.sinks;
-  const reclaimable = (r: SinkReading) => r.state === 'unowned' && r.otherToken === undefined && recorded?.[r.target] !== undefined;
-  if (!recorded || !snapshot.readings.some(reclaimable)) return snapshot;
+  if (!recorded) return snapshot;
+  const reclaimable = (r: SinkReading): r is Extract<SinkReading, { state: 'unowned' }> =>
+    r.state === 'unowned' && r.otherToken === undefined && recorded[r.target] !== undefined;
+  if (!snapshot.readings.some(reclaimable)) return snapshot;
   const contents = new Map(snapshot.contents);
   const keys = stateKeysOf(deps);
   const readings = await Promise.all(
     snapshot.readings.map(async (reading, index): Promise<SinkReading> => {
-      if (reading.state !== 'unowned' || !reclaimable(reading)) return reading;
+      if (!reclaimable(reading)) return reading;
       const { target, sink } = reading;
-      const markerLost = reading.reason.replace(/; set adopt: true.*$/, '');
+      // Reasons are one line: what follows the advice is all advice.
+      const markerLost = reading.reason.replace(/; set adopt: true.*/, '');
       try {
         const config = claimed(policy.sinks[index]!);
         const content = await deps.sinks.read(config, { signal });
@@ -131,10 +134,14 @@ export function lineageFor(
   now: Date,
 ): LineageResolution {
   if (existing) return resolveLineage(policy, existing, now);
+  // ISO times in UTC order as text; a plain comparison, not a locale's collation (which loads ICU data).
+  // Two with the same time are one rotation's, so one id: which is kept changes nothing.
   const newest = snapshot.metas
     .filter((m): m is StoredTokenMeta & { id: string } => isTokenId(m.id))
-    // ISO times in UTC order as text; a plain comparison, not a locale's collation (which loads ICU data).
-    .sort((a, b) => ((b.rotatedAt ?? '') > (a.rotatedAt ?? '') ? 1 : (b.rotatedAt ?? '') < (a.rotatedAt ?? '') ? -1 : 0))[0];
+    .reduce<(StoredTokenMeta & { id: string }) | undefined>(
+      (best, m) => (best === undefined || (m.rotatedAt ?? '') > (best.rotatedAt ?? '') ? m : best),
+      undefined,
+    );
   if (!newest || newest.id === policy.id) return resolveLineage(policy, undefined, now);
   return recoveredLineage(policy, newest, now);
 }

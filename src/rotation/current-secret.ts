@@ -79,6 +79,7 @@ export function currentSecretFor(
     (a) => contents.get(a.target) ?? [],
   );
   const distinct = new Map(candidates.map((secret) => [fingerprintsOf(secret, keys)[0]!, secret]));
+  if (distinct.size > 1) return { known: false, why: 'the sinks hold different secrets and the state holds none' };
   if (distinct.size === 1) {
     const at = now.toISOString();
     return {
@@ -90,7 +91,6 @@ export function currentSecretFor(
       store: true,
     };
   }
-  if (distinct.size > 1) return { known: false, why: 'the sinks hold different secrets and the state holds none' };
   return {
     known: false,
     why: firstSight
@@ -101,10 +101,12 @@ export function currentSecretFor(
 
 /** Sinks whose content is the secret an older record (with fingerprints, no secret) says they were given. */
 function matchedLegacySinks(record: StateRecord, contents: ReadonlyMap<string, Secret>, keys: StateKeys): Array<{ target: string }> {
-  return Object.entries(record.sinks ?? {}).flatMap(([target, given]) => {
-    const content = contents.get(target);
-    return content && fingerprintsOf(content, keys).includes(given.fingerprint) ? [{ target }] : [];
-  });
+  return Object.entries(record.sinks ?? {})
+    .filter(([target, given]) => {
+      const content = contents.get(target);
+      return content !== undefined && fingerprintsOf(content, keys).includes(given.fingerprint);
+    })
+    .map(([target]) => ({ target }));
 }
 
 /** The record's `secret` for a known current secret, sealed with the current key. */

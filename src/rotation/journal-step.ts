@@ -59,7 +59,9 @@ export interface EntryTrust {
  * the service is not known to answer so, and an entry the key authenticates is believed.
  */
 function refuseOutsideLineage(entry: JournalEntry, record: StateRecord | undefined, trust: EntryTrust): void {
-  const known = new Set([trust.policyId, ...(record ? [record.currentId, record.adoptedId, ...record.lineage.map((l) => l.id)] : [])]);
+  const known = new Set(
+    record ? [trust.policyId, record.currentId, record.adoptedId, ...record.lineage.map((l) => l.id)] : [trust.policyId],
+  );
   const newId = entry.phase === 'staged' ? entry.staged.newId : undefined;
   const committed =
     (newId !== undefined && record?.currentId === newId) ||
@@ -75,9 +77,9 @@ function refuseOutsideLineage(entry: JournalEntry, record: StateRecord | undefin
   // A token becomes part of the lineage only once it was current and then replaced: an entry that
   // stages one is an earlier rotation's, written back (authenticated, as it was then). Its secret is
   // of a token the name has moved past; delivering it would undo the rotations since.
-  if (newId !== undefined && !committed && record?.lineage.some((l) => l.id === newId)) {
+  if (entry.phase === 'staged' && !committed && record?.lineage.some((l) => l.id === entry.staged.newId)) {
     throw new StateIntegrityError(
-      `the journal entry of "${entry.name}" stages token ${newId}, which this name has already replaced (it is in the lineage; ` +
+      `the journal entry of "${entry.name}" stages token ${entry.staged.newId}, which this name has already replaced (it is in the lineage; ` +
         `current ${record.currentId}): an earlier rotation's entry, written back. Nothing of it is used and nothing is delivered; ` +
         `find out who wrote it`,
     );
@@ -92,7 +94,7 @@ function refuseOutsideLineage(entry: JournalEntry, record: StateRecord | undefin
         `remove it before checking, as it may hold a secret`,
     );
   }
-  if (newId !== undefined && newId === entry.oldId && !trust.authenticated) {
+  if (newId === entry.oldId && !trust.authenticated) {
     throw new StateIntegrityError(
       `the journal entry of "${entry.name}" stages token ${newId} as the replacement of itself, and no state key ` +
         `authenticates it: a regenerate answers a new id, so it was not written by a rotation. Nothing of it is used ` +

@@ -108,7 +108,7 @@ export function errorSummary(error: unknown): { code: string; message: string; s
  */
 export function needsAttention(outcome: TokenOutcome): boolean {
   const unrepaired = (outcome.drift ?? []).some((d) => !isRepairable(d) || !repairs(outcome));
-  const reloadFailed = (outcome.reloads ?? []).some((r) => r.result === 'failed');
+  const reloadFailed = outcome.reloads?.some((r) => r.result === 'failed') === true;
   return outcome.action === 'failed' || outcome.orphans.length > 0 || unrepaired || reloadFailed;
 }
 

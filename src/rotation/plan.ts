@@ -41,25 +41,25 @@ export async function planAll(
         try {
           const [unfinished, record] = await Promise.all([deps.journal.read(policyToken.name), deps.state.read(policyToken.name)]);
           const step = journalStep(unfinished, record, entryTrust(policyToken.id, deps.stateKey, unfinished));
-          if (step.kind === 'held' && unfinished?.phase === 'held') {
+          if (step.kind === 'held') {
             return {
               name: policyToken.name,
-              id: unfinished.oldId,
-              expiresAt: unfinished.oldExpiresAt,
+              id: step.entry.oldId,
+              expiresAt: step.entry.oldExpiresAt,
               action: 'error',
-              reason: `a new secret is held in ${deps.journal.describe(policyToken.name)}: ${unfinished.held.problem}; nothing is rotated until an operator deals with it`,
+              reason: `a new secret is held in ${deps.journal.describe(policyToken.name)}: ${step.entry.held.problem}; nothing is rotated until an operator deals with it`,
               dueAt: null,
             };
           }
-          if (unfinished && step.kind !== 'erase-committed') {
+          if (step.kind === 'finish-staged' || step.kind === 'reconcile') {
             const what =
-              unfinished.phase === 'staged'
-                ? `deliver the staged secret of ${unfinished.staged.newId} without regenerating`
+              step.kind === 'finish-staged'
+                ? `deliver the staged secret of ${step.entry.staged.newId} without regenerating`
                 : 'reconcile a regenerate whose outcome is unknown';
             return {
               name: policyToken.name,
-              id: unfinished.oldId,
-              expiresAt: unfinished.oldExpiresAt,
+              id: step.entry.oldId,
+              expiresAt: step.entry.oldExpiresAt,
               action: 'rotate',
               reason: `an interrupted rotation will be finished first: ${what}`,
               dueAt: null,

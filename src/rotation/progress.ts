@@ -35,8 +35,10 @@ export function trackProgress(options: {
   };
   function tick() {
     if (stopped) return;
-    const noun = options.total === 1 ? 'token' : 'tokens';
-    options.logger.info({ done, total: options.total, inProgress: [...running] }, `${done} of ${options.total} ${noun} checked`);
+    options.logger.info(
+      { done, total: options.total, inProgress: [...running] },
+      `${done} of ${options.total} ${options.total === 1 ? 'token' : 'tokens'} checked`,
+    );
     arm(options.everyMs ?? EVERY_MS);
   }
   arm(options.firstAfterMs ?? FIRST_AFTER_MS);
@@ -49,7 +51,7 @@ export function trackProgress(options: {
     },
     stop() {
       stopped = true;
-      if (timer !== undefined) timers.clearTimeout(timer as never);
+      timers.clearTimeout(timer as never);
     },
   };
 }

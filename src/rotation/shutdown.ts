@@ -72,7 +72,8 @@ export type StopSignal = keyof typeof STOP_SIGNALS;
 
 /** The exit status of a run stopped by `reason`, as a shell reports a process ended by that signal. */
 export function exitCodeForStop(reason: string | undefined): number | undefined {
-  return reason !== undefined && reason in STOP_SIGNALS ? STOP_SIGNALS[reason as StopSignal] : undefined;
+  // Any other reason (the daemon's `stop`, none) is no key of it: undefined.
+  return STOP_SIGNALS[reason as StopSignal];
 }
 
 export interface SignalSource {
