@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { mkdir, readdir, readFile, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -15,14 +15,25 @@ import { makeTempDir } from '../helpers/temp-dir.js';
  * is injected once, on the next call of one function whose path matches.
  */
 const faults = vi.hoisted(() => {
-  const queue: { fn: string; match: RegExp; code: string }[] = [];
+  const queue: { fn: string; match: RegExp; code: string; first?: () => void }[] = [];
+  const pauses: { fn: string; match: RegExp; reached: () => void; resumed: Promise<void> }[] = [];
   return {
     queue,
+    pauses,
+    /** Waits, once, where a pause for `fn` and `path` was asked for, until the test resumes it. */
+    async pause(fn: string, path: unknown): Promise<void> {
+      const index = pauses.findIndex((p) => p.fn === fn && typeof path === 'string' && p.match.test(path));
+      if (index < 0) return;
+      const [pause] = pauses.splice(index, 1);
+      pause!.reached();
+      await pause!.resumed;
+    },
     /** Throws the first queued fault for `fn` whose pattern matches `path`, removing it from the queue. */
     check(fn: string, path: unknown): void {
       const index = queue.findIndex((f) => f.fn === fn && typeof path === 'string' && f.match.test(path));
       if (index < 0) return;
       const [fault] = queue.splice(index, 1);
+      fault!.first?.();
       throw Object.assign(new Error(`${fault!.code}: injected, ${fn} '${String(path)}'`), { code: fault!.code, syscall: fn, path });
     },
   };
@@ -33,7 +44,12 @@ vi.mock('node:fs/promises', async (importOriginal) => {
   const wrapped = {
     ...real,
     link: async (from: string, to: string) => (faults.check('link', `${from} -> ${to}`), real.link(from, to)),
-    rename: async (from: string, to: string) => (faults.check('rename', from), real.rename(from, to)),
+    rename: async (from: string, to: string) => {
+      await faults.pause('rename', from);
+      faults.check('rename', from);
+      return real.rename(from, to);
+    },
+    unlink: async (path: string) => (faults.check('unlink', path), real.unlink(path)),
     readdir: (async (path: string, ...rest: unknown[]) => (
       faults.check('readdir', path),
       (real.readdir as (...a: unknown[]) => unknown)(path, ...rest)
@@ -51,7 +67,20 @@ vi.mock('node:fs', async (importOriginal) => {
   return { ...real, readFileSync, default: { ...real, readFileSync } };
 });
 
-const inject = (fn: string, match: RegExp, code: string) => faults.queue.push({ fn, match, code });
+/** The next call of `fn` on a path matching `match` waits until `resume` is called; `reached` settles when it does. */
+function pauseAt(fn: string, match: RegExp): { reached: Promise<void>; resume: () => void } {
+  let reached!: () => void;
+  let resume!: () => void;
+  const pause = {
+    reached: new Promise<void>((r) => (reached = r)),
+    resumed: new Promise<void>((r) => (resume = r)),
+  };
+  faults.pauses.push({ fn, match, reached, resumed: pause.resumed });
+  return { reached: pause.reached, resume };
+}
+
+/** The next call of `fn` on a path matching `match` fails with `code`, after doing `first`. */
+const inject = (fn: string, match: RegExp, code: string, first?: () => void) => faults.queue.push({ fn, match, code, first });
 
 describe('lock records when the file system fails', () => {
   let dir: string;
@@ -60,6 +89,7 @@ describe('lock records when the file system fails', () => {
 
   beforeEach(async () => {
     faults.queue.length = 0;
+    faults.pauses.length = 0;
     dir = await makeTempDir();
     file = join(dir, 'a.lock');
   });
@@ -154,6 +184,68 @@ describe('lock records when the file system fails', () => {
       await expect(result.held.release()).rejects.toMatchObject({ code: 'EBUSY' });
       expect(existsSync(join(dir, 'locks/a.lock'))).toBe(true);
       await expect(result.held.assertHeld()).rejects.toBeInstanceOf(LockLostError);
+    });
+
+    it('takes an abandoned lock at once when the takeover guard in its way is gone by the time it is looked at', async () => {
+      await mkdir(join(dir, 'locks'), { recursive: true });
+      const lock = join(dir, 'locks/a.lock');
+      const guard = `${lock}.takeover`;
+      const old = new Date('2026-11-22T10:00:00.000Z');
+      await writeFile(lock, JSON.stringify(owner('dead')));
+      await utimes(lock, old, old);
+      await writeFile(guard, JSON.stringify(owner('their-guard')));
+      await utimes(guard, clock.now(), clock.now()); // fresh: in the way
+      // Our guard cannot be linked, as theirs is there; right then, its taker removes it.
+      inject('link', /\.takeover$/, 'EEXIST', () => rmSync(guard));
+      const result = await fileNameLocks(dir, { clock }).acquire('a', { waitMs: 0 });
+      expect('held' in result).toBe(true);
+      expect(await readdir(join(dir, 'locks'))).toEqual(['a.lock']);
+    });
+
+    it('keeps another lock instance of this process from clearing the guard of a takeover in progress', async () => {
+      await mkdir(join(dir, 'locks'), { recursive: true });
+      const lock = join(dir, 'locks/a.lock');
+      const old = new Date('2026-11-22T10:00:00.000Z');
+      await writeFile(lock, JSON.stringify(owner('dead')));
+      await utimes(lock, old, old);
+      // The first instance stops right before it removes the abandoned lock, its guard in place.
+      const paused = pauseAt('rename', /a\.lock$/);
+      const first = fileNameLocks(dir, { clock }).acquire('a', { waitMs: 0 });
+      await paused.reached;
+      expect(existsSync(`${lock}.takeover`)).toBe(true);
+
+      expect(await fileNameLocks(dir, { clock }).acquire('a', { waitMs: 0 })).toEqual({
+        busy: { who: 'pid 4242 on other-host', since: '2026-11-22T11:00:00.000Z' },
+      });
+      paused.resume();
+      expect('held' in (await first)).toBe(true);
+    });
+
+    describe('a temporary record of its own it could not remove', () => {
+      const temporary = /a\.lock\.[0-9a-f]{12}\.tmp$/;
+      const leftovers = async () => (await readdir(join(dir, 'locks'))).filter((name) => temporary.test(name));
+
+      it('after a lock found busy, is cleared at once by the next lock instance of this process', async () => {
+        await mkdir(join(dir, 'locks'), { recursive: true });
+        await writeFile(join(dir, 'locks/a.lock'), JSON.stringify(owner('theirs')));
+        await utimes(join(dir, 'locks/a.lock'), clock.now(), clock.now());
+        inject('unlink', temporary, 'EIO');
+        expect('busy' in (await fileNameLocks(dir, { clock }).acquire('a', { waitMs: 0 }))).toBe(true);
+        expect(await leftovers()).toHaveLength(1);
+
+        expect('held' in (await fileNameLocks(dir, { clock }).acquire('b', { waitMs: 0 }))).toBe(true);
+        expect(await leftovers()).toEqual([]);
+      });
+
+      it('after a lock that could not be made, is cleared at once by the next lock instance of this process', async () => {
+        inject('link', /\.tmp -> .*a\.lock$/, 'EPERM');
+        inject('unlink', temporary, 'EIO');
+        await expect(fileNameLocks(dir, { clock }).acquire('a', { waitMs: 0 })).rejects.toMatchObject({ code: 'EPERM' });
+        expect(await leftovers()).toHaveLength(1);
+
+        expect('held' in (await fileNameLocks(dir, { clock }).acquire('b', { waitMs: 0 }))).toBe(true);
+        expect(await leftovers()).toEqual([]);
+      });
     });
 
     it("lists the folder for a crashed process's debris again after a listing failed", async () => {

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -134,6 +134,16 @@ describe('name locks judge what they find', () => {
     expect(JSON.parse(await readFile(lockFile(), 'utf8'))).toEqual(holder);
   });
 
+  it('takes the lock when, by the time the takeover guard is held, the abandoned lock is gone already', async () => {
+    const isAlive = (pid: number) => {
+      if (pid === 4242) rmSync(lockFile(), { force: true }); // another taker removed it right after our look
+      return pid !== 4242;
+    };
+    await put(lockFile(), { ...other, host: hostname() }, 0);
+    mustHold(await locks({ isAlive }).acquire('a', { waitMs: 0 }));
+    expect(await readdir(folder)).toEqual(['a.lock']);
+  });
+
   it('clears at once a takeover guard of its own left behind once that takeover is over', async () => {
     const holder = { ...other, host: hostname() }; // a dead process on this host
     let guard: string | undefined;
@@ -190,6 +200,15 @@ describe('name locks judge what they find', () => {
     expect(vi.getTimerCount()).toBe(1);
     await held.release();
     expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('keeps no process alive by the heartbeat of a lock it holds', async () => {
+    const timers = vi.spyOn(globalThis, 'setInterval');
+    const held = mustHold(await locks().acquire('a', { waitMs: 0 }));
+    expect(timers).toHaveBeenCalledTimes(1);
+    expect((timers.mock.results[0]!.value as NodeJS.Timeout).hasRef()).toBe(false);
+    await held.release();
+    timers.mockRestore();
   });
 
   it('makes the lock folder again when it was removed after the first lock', async () => {
