@@ -9,7 +9,7 @@ export const STATE_VERSION = 1;
 export const MAX_LINEAGE = 24;
 
 const isoDate = z.iso.datetime({ offset: true });
-const tokenId = z.string().refine(isTokenId, { error: (issue) => tokenIdProblem(issue.input) ?? 'not a token id' });
+const tokenId = z.string().refine(isTokenId, { error: (issue) => tokenIdProblem(issue.input) });
 
 export const stateRecordSchema = z.strictObject({
   version: z.literal(STATE_VERSION),

@@ -38,9 +38,9 @@ describe('lock records', () => {
     const old = new Date(Date.now() - 3600_000);
     await utimes(file, old, old);
     const before = (await stat(file)).mtimeMs;
-    expect(await touchIfOwned(file, 'someone-else', new Date())).toMatchObject({ owned: false, current: { owner: owner('mine') } });
+    expect(await touchIfOwned(file, 'someone-else', new Date())).toBe(false);
     expect((await stat(file)).mtimeMs).toBe(before);
-    expect(await touchIfOwned(file, 'mine', new Date())).toMatchObject({ owned: true });
+    expect(await touchIfOwned(file, 'mine', new Date())).toBe(true);
     expect((await stat(file)).mtimeMs).toBeGreaterThan(before);
   });
 

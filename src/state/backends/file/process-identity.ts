@@ -15,12 +15,19 @@ export interface ProcessIdentity {
   pidNamespace?: string;
 }
 
-function readProc(path: string): string | undefined {
+/** What `read` gives, or undefined where /proc does not show it. */
+function fromProc(read: () => string): string | undefined {
+  let text: string | undefined;
   try {
-    return readFileSync(path, 'utf8');
+    text = read();
   } catch {
-    return undefined;
+    // Not shown: no /proc, or the process is gone.
   }
+  return text;
+}
+
+function readProc(path: string): string | undefined {
+  return fromProc(() => readFileSync(path, 'utf8'));
 }
 
 /** Fields 3 (state) and 22 (start time). Field 2, the name, may itself hold spaces and parentheses. */
@@ -32,13 +39,13 @@ function readStat(pid: number): { state: string; startTime: string } | undefined
   return state && startTime ? { state, startTime } : undefined;
 }
 
-// Neither changes while this process runs.
-let bootId: string | undefined | null = null;
+// Neither changes while this process runs: each is read once, when first needed.
+let bootId: { value: string | undefined } | undefined;
 let own: ProcessIdentity | undefined;
 
 function currentBootId(): string | undefined {
-  if (bootId === null) bootId = readProc('/proc/sys/kernel/random/boot_id')?.trim() || undefined;
-  return bootId;
+  bootId ??= { value: readProc('/proc/sys/kernel/random/boot_id')?.trim() || undefined };
+  return bootId.value;
 }
 
 /** The identity of a running process, or undefined when /proc cannot show it. */
@@ -50,18 +57,13 @@ export function processIdentity(pid: number): ProcessIdentity | undefined {
 }
 
 export function currentProcessIdentity(): ProcessIdentity {
-  if (own) return own;
-  const namespace = readLink('/proc/self/ns/pid');
-  own = { ...(processIdentity(process.pid) ?? {}), ...(namespace ? { pidNamespace: namespace } : {}) };
+  own ??= ownIdentity();
   return own;
 }
 
-function readLink(path: string): string | undefined {
-  try {
-    return readlinkSync(path);
-  } catch {
-    return undefined;
-  }
+function ownIdentity(): ProcessIdentity {
+  const namespace = fromProc(() => readlinkSync('/proc/self/ns/pid'));
+  return { ...processIdentity(process.pid), ...(namespace ? { pidNamespace: namespace } : {}) };
 }
 
 /**
@@ -80,8 +82,9 @@ export function sharesPidNamespace(identity: ProcessIdentity | undefined): boole
  * `hidepid`), only kill(pid, 0) can tell, and a pid that exists counts as alive.
  */
 export function processIsAlive(pid: number, identity: ProcessIdentity = {}): boolean {
-  // kill(0, …) and kill(-n, …) address process groups: such a pid can only come from a damaged record.
-  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
+  // kill(0, …) and kill(-n, …) address process groups: such a pid can only come from a damaged
+  // record. A pid that is no integer is refused by kill itself (and /proc shows none).
+  if (pid <= 0) return false;
   const boot = currentBootId();
   if (identity.bootId && boot && identity.bootId !== boot) return false;
   const stat = readStat(pid);

@@ -12,6 +12,7 @@ export async function readRecordFile<T extends { name: string }>(
 ): Promise<T | undefined> {
   let text: string | undefined;
   try {
+    // Stryker disable next-line StringLiteral: without an encoding the file is read as a Buffer, which JSON.parse reads as the same UTF-8 text
     text = readFileNowIfExists(file, 'utf8');
   } catch (error) {
     throw new StateError(`cannot read ${kind.what} ${file}: ${(error as NodeJS.ErrnoException).code}`);
