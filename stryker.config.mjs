@@ -19,6 +19,9 @@ export default {
     'src/state/backends/file/lock-record.ts',
     'src/state/backends/file/process-identity.ts',
     'src/state/backends/file/record-file.ts',
+    // The Kubernetes backend's lease rules (pure); its Lease client is tested against the API double
+    // with real lease timings, seconds per test: too slow to run for each mutant.
+    'src/state/backends/kubernetes/lease-rules.ts',
     'src/http/**/*.ts',
     'src/secret.ts',
   ],

@@ -5,6 +5,7 @@ import {
   DEFAULT_LEASE_TIMING,
   isExpired,
   isFree,
+  leaseTiming,
   microTime,
   observe,
   releasedSpec,
@@ -84,5 +85,59 @@ describe('lease rules (client-go leader election)', () => {
 
   it('writes MicroTime with six fractional digits, as the API server does', () => {
     expect(microTime(new Date('2026-01-02T03:04:05.678Z'))).toBe('2026-01-02T03:04:05.678000Z');
+  });
+
+  it("keeps client-go's proportions for another lease duration: renew deadline 2/3 of it, retry 2/15", () => {
+    expect(leaseTiming(15_000)).toEqual(DEFAULT_LEASE_TIMING);
+    expect(leaseTiming(3_000)).toEqual({ leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 400 });
+  });
+
+  it('sees any change of holder, renewal, acquisition or duration as the holder moving, and nothing else', () => {
+    const base = held('pod-a_1_x', '2026-11-22T10:00:00.000000Z');
+    const first = observe(undefined, base, 0);
+    expect(first.changed, 'a first look is not a change').toBe(false);
+    expect(observe(first, { ...base }, 5_000), 'the same record: the first observation stands').toBe(first);
+    for (const moved of [
+      { ...base, holderIdentity: 'pod-b_1_y' },
+      { ...base, renewTime: '2026-11-22T10:00:02.000000Z' },
+      { ...base, acquireTime: '2026-11-22T10:00:02.000000Z' },
+      { ...base, leaseDurationSeconds: 30 },
+    ]) {
+      expect(observe(first, moved, 5_000)).toMatchObject({ changed: true, observedAt: 5_000 });
+    }
+  });
+
+  it('reads a Lease whose fields are absent (as the API server omits empty ones) as the same record as one with them empty', () => {
+    const omitted = observe(undefined, {}, 0);
+    expect(observe(omitted, { holderIdentity: '', renewTime: '', acquireTime: '', leaseDurationSeconds: 0 }, 5_000)).toBe(omitted);
+    const none = observe(undefined, undefined, 0);
+    expect(observe(none, undefined, 5_000), 'no Lease at all, looked at twice').toBe(none);
+    expect(observe(none, {}, 5_000)).toBe(none);
+  });
+
+  it('judges a Lease without a duration (or none at all) by our own lease duration', () => {
+    const seen = observe(undefined, undefined, 0);
+    expect(isExpired(undefined, seen, 14_999, timing)).toBe(false);
+    expect(isExpired(undefined, seen, 15_000, timing)).toBe(true);
+    expect(isExpired({ holderIdentity: 'a' }, seen, 14_999, timing)).toBe(false);
+    expect(waitDeadline(0, 0, undefined, seen, timing)).toBe(17_000);
+  });
+
+  it('does not count a transition when the same holder acquires again', () => {
+    const at = new Date('2026-11-22T10:00:00Z');
+    const mine = { ...acquiredSpec(undefined, 'me', at, timing), leaseTransitions: 4 };
+    expect(acquiredSpec(mine, 'me', at, timing).leaseTransitions).toBe(4);
+  });
+
+  it('releases as client-go does: no holder, a duration of a second, both times now, the transitions kept', () => {
+    const at = new Date('2026-11-22T10:05:00.250Z');
+    const before = { ...held('me', '2026-11-22T10:00:00.000000Z'), leaseTransitions: 3 };
+    expect(releasedSpec(before, at)).toEqual({
+      holderIdentity: '',
+      leaseDurationSeconds: 1,
+      acquireTime: '2026-11-22T10:05:00.250000Z',
+      renewTime: '2026-11-22T10:05:00.250000Z',
+      leaseTransitions: 3,
+    });
   });
 });
