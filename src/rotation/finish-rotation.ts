@@ -47,7 +47,7 @@ export async function deliverStaged(
   ctx: RotationContext,
   entry: StagedEntry,
   secret: Secret,
-  journal: 'durable' | 'unavailable' = 'durable',
+  journal: 'durable' | 'unavailable',
   /** The record before this rotation: a destination it says this name delivered to is ours, marker or not. */
   record?: StateRecord,
 ): Promise<DeliveryResult> {

@@ -147,7 +147,7 @@ export async function rotateToken(policy: TokenPolicy, deps: RotationDeps, optio
  * Failures that mean something was lost, is held or belongs to another holder: said as they are even
  * when a stop came at the same time.
  */
-const NEVER_INTERRUPTED = new Set<string>([
+const NEVER_INTERRUPTED = new Set<string | undefined>([
   OrphanedTokenError.code,
   SecretHeldError.code,
   StagingFailedError.code,
@@ -157,7 +157,9 @@ const NEVER_INTERRUPTED = new Set<string>([
 
 /** A failure that happened once the stop's deadline had aborted what was waiting: the stop's doing. */
 function interruptible(options: RotateOptions, outcome: TokenOutcome): boolean {
-  return outcome.action === 'failed' && options.signal?.aborted === true && !NEVER_INTERRUPTED.has(outcome.error?.code ?? '');
+  if (outcome.action !== 'failed' || options.signal?.aborted !== true) return false;
+  // Stryker disable next-line OptionalChaining: every failed outcome carries its error
+  return !NEVER_INTERRUPTED.has(outcome.error?.code);
 }
 
 /**
@@ -263,7 +265,7 @@ async function recordAttempt(ctx: RotationContext, outcome: TokenOutcome): Promi
   const record = existing ?? resolveLineage(policy, undefined, deps.clock.now()).record;
   if (!failed && record.consecutiveFailures === 0) return;
   // What went wrong, not why a rotation was attempted: a sink's own error when a delivery failed.
-  const sinkErrors = outcome.sinks.filter((s) => s.result === 'failed' && s.error).map((s) => s.error!);
+  const sinkErrors = outcome.sinks.filter((s) => s.result === 'failed').map((s) => s.error);
   const why = sinkErrors.length > 0 ? sinkErrors.join('; ') : (outcome.error?.message ?? outcome.reason);
   const message = why.length > MAX_FAILURE_MESSAGE ? `${why.slice(0, MAX_FAILURE_MESSAGE)}…` : why;
   await deps.state.write(
@@ -405,6 +407,7 @@ async function rotateLocked(ctx: RotationContext, options: RotateOptions): Promi
     // An adopted secret, or one sealed by a previous key, is stored as the current key seals it; a
     // record that key does not authenticate yet is written again with its MAC.
     const next =
+      // Stryker disable next-line LogicalOperator: a secret already stored as the current key stores it would be stored the same
       current.known && current.store
         ? { ...adopted, secret: storedCurrentSecret(record.name, record.currentId, current, stateKeysOf(deps)) }
         : adopted;
