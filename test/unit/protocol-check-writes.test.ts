@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
+import { SimulatedCrash } from '../../src/rotation/deps.js';
 import { rotateToken } from '../../src/rotation/rotate-token.js';
 import { keyIdOf } from '../../src/state/secret-box.js';
 import type { StateRecord } from '../../src/state/state-record.js';
@@ -85,6 +86,17 @@ describe('a check that finds the name not due', () => {
     expect(world.service.regenerates).toHaveLength(1);
   });
 
+  it('stores the current secret for a record from before the state held secrets, taken from the sinks that match it', async () => {
+    const { world, policy, raw, current } = await settled();
+    const { secret: _none, ...legacy } = raw();
+    world.storage.writeRaw('state', 'ingest', JSON.stringify(legacy));
+    const backend = countingWrites(world);
+    expect(await rotateToken(policy, world.process({ backend }), { lockWaitMs: 0 })).toMatchObject({ action: 'skipped', check: 'notDue' });
+    expect(backend.written).toHaveLength(1);
+    expect(raw()).toMatchObject({ currentId: current, secret: { how: 'adopted', value: { plain: world.service.token(current)!.secret } } });
+    expect(world.service.regenerates).toHaveLength(1);
+  });
+
   it('records the sinks of a record from before sinks were recorded, even when none can be read', async () => {
     const { world, policy, raw } = await settled();
     const { sinks: _none, ...legacy } = raw();
@@ -99,11 +111,14 @@ describe('a check that finds the name not due', () => {
   });
 
   it('with no copy of the current secret and no sink holding it, reports the drift and stores no secret', async () => {
-    const { world, policy, raw } = await settled();
+    const { world, policy, raw, current } = await settled();
     const { secret: _none, ...legacy } = raw();
     world.storage.writeRaw('state', 'ingest', JSON.stringify(legacy));
     world.destinations.lose('ingest-a');
     world.destinations.put('ingest-b', 'xaat-someone-elses-secret');
+    // And the service moved its expiry: the record is written, still without a secret.
+    const extended = world.at(90 * DAY);
+    world.service.token(current)!.expiresAt = extended;
     const outcome = await rotateToken(policy, world.process(), { lockWaitMs: 0 });
     expect(outcome).toMatchObject({
       action: 'skipped',
@@ -112,6 +127,26 @@ describe('a check that finds the name not due', () => {
         { sink: 'memory ingest-b', kind: 'foreign' },
       ],
     });
+    expect(raw()).toMatchObject({ expiresAt: extended.toISOString() });
     expect(raw()).not.toHaveProperty('secret');
+  });
+});
+
+describe('a rotation whose commit was written just before its process died', () => {
+  it('is finished by erasing its entry: the commit is recognised, and the state is not written again', async () => {
+    const world = openWorld();
+    const { policy } = world.token('ingest');
+    const dying = world.process({ crashAt: { step: 'committed' }, lockOnCrash: 'released' });
+    await expect(rotateToken(policy, dying, { lockWaitMs: 0 })).rejects.toBeInstanceOf(SimulatedCrash);
+    const minted = world.service.committed()[0]!.newId!;
+    const committed = world.storage.readRaw('state', 'ingest');
+    expect(JSON.parse(committed!)).toMatchObject({ currentId: minted });
+
+    const backend = countingWrites(world);
+    expect(await rotateToken(policy, world.process({ backend }), { lockWaitMs: 0 })).toMatchObject({ action: 'rotated', check: 'resumed' });
+    expect(backend.written).toEqual([]);
+    expect(world.storage.readRaw('state', 'ingest')).toBe(committed);
+    expect(world.storage.readRaw('journal', 'ingest')).toBeUndefined();
+    expect(world.service.regenerates).toHaveLength(1);
   });
 });

@@ -122,3 +122,15 @@ describe('the failure a run records', () => {
     expect(await run.state.read('ingest')).toMatchObject({ consecutiveFailures: 0, lastFailure: expect.anything() });
   });
 });
+
+describe('a record that cannot be read', () => {
+  it('is left exactly as it is for the operator: no failure is written over it', async () => {
+    const world = openWorld();
+    const { policy } = world.token('ingest');
+    world.storage.writeRaw('state', 'ingest', '{"version": 1, "name": "ingest", "currentId": ');
+    const outcome = await rotateToken(policy, world.process(), { lockWaitMs: 0 });
+    expect(outcome).toMatchObject({ action: 'failed', stage: 'check' });
+    expect(world.storage.readRaw('state', 'ingest')).toBe('{"version": 1, "name": "ingest", "currentId": ');
+    expect(world.service.regenerates).toEqual([]);
+  });
+});

@@ -11,8 +11,9 @@ import { newStateKey, openWorld, type World } from '../fakes/fake-deps.js';
  */
 function untrackableAnswers(world: World, retrieving?: (id: string) => void | Promise<void>): TokenServiceClient {
   return {
-    retrieve: async (id) => {
+    retrieve: async (id, options) => {
       await retrieving?.(id);
+      options?.signal?.throwIfAborted();
       return world.service.retrieve(id);
     },
     regenerate: async (id, times) => {
@@ -56,6 +57,20 @@ describe('a secret held in the journal, delivered as the token an operator names
     const record = await expectSettled(world, run.view, policy, minted);
     expect(record).toMatchObject({ expiresAt: world.service.token(minted)!.expiresAt!.toISOString() });
     expectNoSecretIn(world.logs.text(), world.service);
+  });
+
+  it('with --skip-verify too, it is committed without verification, and the reason names the id given', async () => {
+    const { world, policy, minted } = await heldRotation();
+    world.destinations.corruptWrites('ingest-a');
+    const outcome = await rotateToken(policy, world.process(), { ...EMERGENCY, heldId: minted, skipVerify: true });
+    expect(outcome).toMatchObject({
+      action: 'rotated',
+      check: 'resumed',
+      newId: minted,
+      reason: expect.stringContaining(minted),
+      verification: { result: 'skipped' },
+    });
+    expect(JSON.parse(world.storage.readRaw('state', 'ingest')!)).toMatchObject({ currentId: minted });
   });
 
   it('without --held-id, the name stays stopped: the entry is kept as it is and nothing is sent or written', async () => {
@@ -126,6 +141,18 @@ describe('a secret held in the journal, delivered as the token an operator names
     expect(await rotateToken(policy, next, { lockWaitMs: 0 })).toMatchObject({ action: 'rotated', check: 'resumed', newId: minted });
     expect(world.service.regenerates).toHaveLength(1);
     await expectSettled(world, next.view, policy, minted);
+  });
+
+  it("the stop's deadline reached while confirming the id: interrupted, the entry stays held and nothing is written", async () => {
+    const { world, policy, minted, held } = await heldRotation();
+    const deadline = new AbortController();
+    const api = untrackableAnswers(world, (id) => {
+      if (id === minted) deadline.abort();
+    });
+    const outcome = await rotateToken(policy, world.process({ api }), { ...EMERGENCY, heldId: minted, signal: deadline.signal });
+    expect(outcome).toMatchObject({ action: 'interrupted', stage: 'rotation' });
+    expect(world.storage.readRaw('journal', 'ingest')).toBe(held);
+    expect(world.destinations.writes).toEqual([]);
   });
 
   it('a process that lost its lock while confirming the id writes nothing: the entry stays held for the new holder', async () => {

@@ -67,6 +67,20 @@ describe('a run interrupted by a stop is neither a failure nor a success', () =>
     expect(world.service.regenerates).toHaveLength(1);
   });
 
+  it("a stop's deadline reached before any sink was written: every sink is named as still to be delivered", async () => {
+    const world = openWorld();
+    const { policy } = world.token('ingest');
+    const deadline = new AbortController();
+    world.service.onRegenerate({ kind: 'answer', meanwhile: () => deadline.abort() });
+    const outcome = await rotateToken(policy, world.process(), { lockWaitMs: 0, signal: deadline.signal });
+    expect(outcome).toMatchObject({
+      action: 'interrupted',
+      pending: ['memory ingest-a', 'memory ingest-b'],
+      reason: expect.stringContaining('memory ingest-a, memory ingest-b'),
+    });
+    expect(world.destinations.writes).toEqual([]);
+  });
+
   it('while a run that finishes resets the count: the contrast that shows the count is kept on purpose', async () => {
     const { world, policy } = await failedOnce();
     const run = world.process();

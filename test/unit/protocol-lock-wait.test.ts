@@ -41,6 +41,15 @@ describe("the wait for a name's lock", () => {
     expect(asked).toEqual([25]);
   });
 
+  it('held by a process that cannot be identified: it is named as another process', async () => {
+    const world = openWorld();
+    const { policy } = world.token('ingest');
+    const view = world.storage.open();
+    const anonymous: MemoryStateBackend = { ...view, locks: { acquire: async () => ({ busy: undefined }) } };
+    const outcome = await rotateToken(policy, world.process({ backend: anonymous }), { lockWaitMs: 0 });
+    expect(outcome).toMatchObject({ action: 'failed', check: 'busy', reason: expect.stringContaining('another process') });
+  });
+
   it('has a default when the run names none', async () => {
     const world = openWorld();
     const { policy } = world.token('ingest');
@@ -66,6 +75,7 @@ describe("the wait for a name's lock", () => {
       sinks: [],
       orphans: [],
       drift: [{ sink: 'memory ingest-b', kind: 'missing' }],
+      reason: expect.stringMatching(/process 9/),
       error: { code: 'ERR_LOCKED' },
     });
     expect(world.destinations.secret('ingest-b')).toBeUndefined();
@@ -121,5 +131,23 @@ describe("the wait for a name's lock", () => {
     });
     expect(outcome).toMatchObject({ action: 'interrupted' });
     expect(outcome).not.toHaveProperty('error');
+    expect(world.service.retrieves, 'nothing asked of the service once the deadline passed').toEqual([]);
+  });
+
+  it('whether a busy name is due cannot be told (the service is down): the run fails, saying why', async () => {
+    const world = openWorld();
+    const { policy } = world.token('ingest');
+    world.service.onRetrieve({ status: 503 });
+    const outcome = await rotateToken(policy, world.process({ backend: alwaysBusy(world, []) }), { lockWaitMs: 0 });
+    expect(outcome).toMatchObject({
+      action: 'failed',
+      check: 'busy',
+      stage: 'check',
+      sinks: [],
+      orphans: [],
+      reason: expect.stringMatching(/process 9.*503/),
+      error: { code: 'ERR_LOCKED' },
+    });
+    expect(world.service.regenerates).toEqual([]);
   });
 });

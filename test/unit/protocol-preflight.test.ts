@@ -95,9 +95,11 @@ describe('step 2: every sink proves it can take the new secret before anything i
     const run = world.process({
       sinks: {
         ...sinks,
-        preflight: async () => {
+        // The deadline comes while the sink checks; a preflight given the run's signal gives up.
+        preflight: async (_config, options) => {
           deadline.abort();
-          throw deadline.signal.reason as Error;
+          options.signal?.throwIfAborted();
+          return 'checked';
         },
       },
     });
@@ -106,5 +108,7 @@ describe('step 2: every sink proves it can take the new secret before anything i
     expect(outcome).toMatchObject({ action: 'interrupted', oldId: id });
     expect(world.service.regenerates).toEqual([]);
     expect(await run.state.read('ingest')).toBeUndefined();
+    const errors = world.logs.lines.filter((line) => (JSON.parse(line) as { level: string }).level === 'error');
+    expect(errors, 'a stop is not a sink that cannot take the secret').toEqual([]);
   });
 });

@@ -75,6 +75,18 @@ describe('redelivery of the current secret to the sinks that lack it', () => {
     await expectSettled(world, next.view, policy, current);
   });
 
+  it('every sink that refuses it is named, with its own error', async () => {
+    const { world, policy } = await settled();
+    world.destinations.lose('ingest-a');
+    world.destinations.lose('ingest-b');
+    world.destinations.failWrites('ingest-a', 'quota exceeded (injected)');
+    world.destinations.failWrites('ingest-b', 'forbidden (injected)');
+    const outcome = await rotateToken(policy, world.process(), { lockWaitMs: 0 });
+    expect(outcome).toMatchObject({ action: 'failed', stage: 'check', error: { code: 'ERR_SINK' } });
+    expect(outcome.error!.message).toContain('memory ingest-a, memory ingest-b');
+    expect(outcome.error!.message).toContain('quota exceeded (injected); cannot write memory ingest-b: forbidden (injected)');
+  });
+
   it('a process that loses its lock while redelivering writes no further sink and leaves the state alone', async () => {
     const { world, policy, current } = await settled();
     world.destinations.lose('ingest-a');
@@ -92,6 +104,10 @@ describe('redelivery of the current secret to the sinks that lack it', () => {
     expect(outcome).toMatchObject({ action: 'failed', oldId: current, error: { code: 'ERR_LOCK_LOST' } });
     expect(world.destinations.writes.slice(writes), 'only the write in flight landed').toEqual([{ key: 'ingest-a', result: 'created' }]);
     expect(world.storage.readRaw('state', 'ingest')).toBe(before);
+    const blamed = world.logs.lines
+      .map((l) => JSON.parse(l) as { level: string; step?: string })
+      .filter((l) => l.step === 'redelivered' && l.level === 'error');
+    expect(blamed, 'no sink is blamed for the lost lock').toEqual([]);
   });
 
   it("the stop's deadline, reached while redelivering, gives up the sinks not written yet: interrupted, no failure counted", async () => {

@@ -23,6 +23,7 @@ describe('rotate --skip-verify with nothing staged', () => {
       action: 'failed',
       oldId: id,
       sinks: [],
+      orphans: [],
       error: { code: 'ERR_VERIFY_FAILED', message: expect.stringMatching(/nothing staged to finish/) },
     });
     expect(outcome).not.toHaveProperty('newId');

@@ -31,7 +31,7 @@ function failingDisk(world: World, fails: { stateFails?: boolean; eraseFails?: b
     state: {
       ...view.state,
       write: async (record: StateRecord) => {
-        if (fails.stateFails) throw new StateError('cannot write the state: no space left on device (injected)');
+        if (fails.stateFails) throw new StateError('cannot write the state: read-only file system (injected)');
         return view.state.write(record);
       },
     },
@@ -57,6 +57,9 @@ describe('a new secret that cannot be journalled (the state disk fails while the
       ],
       error: { code: 'ERR_STAGING_FAILED', message: expect.stringMatching(/recorded in the state/) },
     });
+    expect(outcome.error!.message, 'it names both tokens and why the journal failed').toMatch(
+      new RegExp(`${id} -> ${minted!.newId}.*no space left on device`),
+    );
     expect(outcome, 'nothing stays staged for a next run to deliver').not.toHaveProperty('pending');
     // Committed: the next run starts from the delivered token, and regenerates nothing.
     const record = await expectSettled(world, world.storage.open(), policy, minted!.newId);
@@ -104,6 +107,9 @@ describe('a new secret that cannot be journalled (the state disk fails while the
       orphans: [],
       error: { code: 'ERR_STAGING_FAILED', message: expect.stringContaining(`id: ${JSON.stringify(minted)}`) },
     });
+    expect(outcome.error!.message, 'it names both tokens and both errors').toMatch(
+      new RegExp(`${id} -> ${minted}.*no space left on device.*read-only file system.*start from ${id}`),
+    );
     for (const key of sinkKeys(policy)) expect(world.destinations.secret(key)).toBe(world.service.token(minted)!.secret);
     expect(world.storage.readRaw('state', 'ingest')).toBeUndefined();
     expect(world.storage.readRaw('journal', 'ingest'), 'the intent is erased').toBeUndefined();
@@ -140,6 +146,18 @@ describe('a new secret that cannot be journalled (the state disk fails while the
     expect(await rotateToken(policy, next, { lockWaitMs: 0 })).toMatchObject({ action: 'rotated', oldId: id });
     expect(world.service.committed(id)).toHaveLength(2);
     await expectSettled(world, next.view, policy);
+  });
+
+  it.each([
+    ['one of three sinks refuses it', ['ingest-c'], 'reached only memory ingest-a, memory ingest-b, not memory ingest-c'],
+    ['two of three sinks refuse it', ['ingest-b', 'ingest-c'], 'reached only memory ingest-a, not memory ingest-b, memory ingest-c'],
+  ])('%s: the run names where the orphaned secret went and where not', async (_case, refusing, said) => {
+    const world = openWorld();
+    const { policy } = world.token('ingest', { sinks: ['ingest-a', 'ingest-b', 'ingest-c'] });
+    for (const key of refusing) world.destinations.failWrites(key);
+    const outcome = await rotateToken(policy, world.process({ backend: failingDisk(world) }), { lockWaitMs: 0 });
+    expect(outcome).toMatchObject({ action: 'failed', orphans: [expect.anything()], error: { code: 'ERR_STAGING_FAILED' } });
+    expect(outcome.error!.message).toContain(said);
   });
 
   it('when no sink takes it, it is reported as an orphan and nothing is committed', async () => {
