@@ -47,7 +47,7 @@ export async function deliverStaged(
   ctx: RotationContext,
   entry: StagedEntry,
   secret: Secret,
-  journal: 'durable' | 'unavailable' = 'durable',
+  journal: 'durable' | 'unavailable',
   /** The record before this rotation: a destination it says this name delivered to is ours, marker or not. */
   record?: StateRecord,
 ): Promise<DeliveryResult> {
@@ -86,16 +86,18 @@ export async function deliverStaged(
     } catch (error) {
       if (error instanceof SimulatedCrash || error instanceof LockLostError) throw error;
       sinks.push({ sink, result: 'failed', error: errorSummary(error).message });
-      // Given up at a stop's deadline: not a failure of the sink, and the next run delivers it.
-      const stopped = ctx.signal?.aborted === true;
-      (stopped ? log.warn.bind(log) : log.error.bind(log))(
-        { step: 'delivered', id: staged.newId, sink, ...(stopped ? {} : { err: error }) },
-        stopped
-          ? 'delivery interrupted by the stop; the secret stays staged for the next run'
-          : journal === 'durable'
-            ? 'delivery failed; the secret stays staged for the next run'
-            : 'delivery failed',
-      );
+      if (ctx.signal?.aborted) {
+        // Given up at a stop's deadline: not a failure of the sink, and the next run delivers it.
+        log.warn(
+          { step: 'delivered', id: staged.newId, sink },
+          'delivery interrupted by the stop; the secret stays staged for the next run',
+        );
+      } else {
+        log.error(
+          { step: 'delivered', id: staged.newId, sink, err: error },
+          journal === 'durable' ? 'delivery failed; the secret stays staged for the next run' : 'delivery failed',
+        );
+      }
     }
   }
   return { sinks, pending: sinks.filter((s) => s.result === 'failed').map((s) => s.sink), delivered: [...delivered] };
@@ -155,6 +157,7 @@ async function verifyStaged(ctx: RotationContext, entry: StagedEntry, secret: Se
   const verification = await verifyRotation(ctx, entry, secret, ctx.policy.verify);
   if (verification.ok) {
     log.info({ step: 'verify', newId: entry.staged.newId, checks: verification.checks }, 'verified');
+    // Stryker disable next-line ArrayDeclaration: only what is logged differs
     for (const warning of verification.warnings ?? []) log.warn({ step: 'verify', newId: entry.staged.newId }, warning);
     return { result: 'passed', checks: verification.checks, ...(verification.warnings ? { warnings: verification.warnings } : {}) };
   }
@@ -184,6 +187,7 @@ export function committedRecord(ctx: RotationContext, entry: StagedEntry, record
     how: 'rotated' as const,
     rotationId: rotationIdOf(entry),
     at: entry.startedAt,
+    // Stryker disable next-line BooleanLiteral: storedCurrentSecret stores the secret whatever `store` says
     store: true,
   };
   const rotated = recordRotation(record, {

@@ -85,5 +85,6 @@ export async function redeliver(
   const failed = sinks.filter((s) => s.result === 'failed');
   if (failed.length === 0) return base;
   const message = `could not deliver the current secret again to ${failed.map((s) => s.sink).join(', ')}: ${failed.map((s) => s.error).join('; ')}`;
-  return { ...base, action: 'failed', stage: 'check', reason: message, error: { code: SinkError.code, message } };
+  // Its stage is the check's (no regenerate was sent): rotateToken says so of every failure without one.
+  return { ...base, action: 'failed', reason: message, error: { code: SinkError.code, message } };
 }
