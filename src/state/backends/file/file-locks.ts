@@ -45,9 +45,10 @@ const GUARD_STALE_MS = 10_000;
 /**
  * The nonces of the locks and guards this process holds now, across lock instances. A record with
  * this process's pid and host and another nonce was written by an earlier process that had the same
- * pid: a restarted container's process is pid 1 every time.
+ * pid: a restarted container's process is pid 1 every time. It is asked about a record's nonce,
+ * which an older version's record lacks: it never holds `undefined`.
  */
-const heldHere = new Set<string>();
+const heldHere = new Set<string | undefined>();
 
 /**
  * One rotation per name across processes that share a state folder: `<dir>/locks/<name>.lock`,
@@ -79,7 +80,7 @@ export function fileNameLocks(dir: string, options: LockOptions): NameLocks {
   /** Undefined when it cannot be told from here: another host or pid namespace, or no readable owner. */
   function ownerAlive(owner: LockOwner | undefined): boolean | undefined {
     if (!owner || owner.host !== host || !sharesPidNamespace(owner.process)) return undefined;
-    if (owner.pid === pid) return owner.nonce !== undefined && heldHere.has(owner.nonce);
+    if (owner.pid === pid) return heldHere.has(owner.nonce);
     return isAlive(owner.pid, owner.process);
   }
 
