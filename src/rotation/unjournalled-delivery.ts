@@ -86,8 +86,7 @@ export async function deliverUnjournalled(
  * committed rotation by the state's lineage, and reconciles (and reports) an uncommitted one.
  */
 async function forgetIntent(ctx: RotationContext): Promise<void> {
-  await ctx.deps.journal
-    .erase(ctx.policy.name)
-    // Stryker disable next-line ArrowFunction: the handler only logs; the error is swallowed either way
-    .catch((error: unknown) => ctx.log.warn({ err: error }, 'the intent entry could not be erased'));
+  const { journal } = ctx.deps;
+  // Stryker disable next-line ArrowFunction: the handler only logs; the error is swallowed either way
+  await journal.erase(ctx.policy.name).catch((error: unknown) => ctx.log.warn({ err: error }, 'the intent entry could not be erased'));
 }

@@ -77,6 +77,17 @@ describe('step 2: every sink proves it can take the new secret before anything i
     expect(world.destinations.writes).toEqual([]);
   });
 
+  it('a sink whose check throws nothing usable (not even an Error) still stops the rotation as a sink problem', async () => {
+    const world = openWorld();
+    const { policy } = world.token('ingest');
+    const sinks = world.destinations.open(world.logs.logger);
+    // A sink plugin that rejects with undefined.
+    const run = world.process({ sinks: { ...sinks, preflight: async () => Promise.reject(undefined) } });
+    const outcome = await rotateToken(policy, run, { lockWaitMs: 0 });
+    expect(outcome).toMatchObject({ action: 'failed', stage: 'check', error: { code: 'ERR_SINK' } });
+    expect(world.service.regenerates).toEqual([]);
+  });
+
   it('once every sink can take it, the rotation goes on', async () => {
     const world = openWorld();
     const { policy } = world.token('ingest');
