@@ -36,6 +36,8 @@ function fullRunBase() {
 }
 
 const since = values['since-full-run'] ? fullRunBase() : values.since;
+/** The commit measured: taken before the run, which may outlast a commit made meanwhile. */
+const measured = execFileSync('git', ['rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();
 const stryker = ['exec', '--', 'stryker', 'run'];
 if (since) {
   const all = targets();
@@ -50,6 +52,5 @@ if (since) {
 run('npm', stryker);
 run(process.execPath, ['scripts/mutation/gate.mjs']);
 if (!since) {
-  const head = execFileSync('git', ['rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();
-  console.log(`mutation: a full run passed at ${head}; CI mutates what changed since the commit in ${BASE_FILE}: record this one there`);
+  console.log(`mutation: a full run passed at ${measured}; CI mutates what changed since the commit in ${BASE_FILE}: record this one there`);
 }
