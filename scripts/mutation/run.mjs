@@ -52,5 +52,7 @@ if (since) {
 run('npm', stryker);
 run(process.execPath, ['scripts/mutation/gate.mjs']);
 if (!since) {
-  console.log(`mutation: a full run passed at ${measured}; CI mutates what changed since the commit in ${BASE_FILE}: record this one there`);
+  console.log(
+    `mutation: a full run passed at ${measured}; CI mutates what changed since the commit in ${BASE_FILE}: record this one there`,
+  );
 }
