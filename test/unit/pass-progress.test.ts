@@ -1,32 +1,8 @@
 import { describe, expect, it } from 'vitest';
 
 import { trackProgress } from '../../src/rotation/progress.js';
-import type { Timers } from '../../src/rotation/shutdown.js';
 import { captureLogs } from '../fakes/fake-deps.js';
-
-/** Timers a test fires by hand: each remembers its delay, whether it was cleared and unref'd. */
-function manualTimers() {
-  const armed: Array<{ callback: () => void; ms: number; cleared: boolean; unrefd: boolean; unref: () => void }> = [];
-  const timers: Timers = {
-    setTimeout(callback, ms) {
-      const timer = {
-        callback,
-        ms,
-        cleared: false,
-        unrefd: false,
-        unref() {
-          timer.unrefd = true;
-        },
-      };
-      armed.push(timer);
-      return timer;
-    },
-    clearTimeout(timer: never) {
-      (timer as { cleared: boolean }).cleared = true;
-    },
-  };
-  return { timers, armed, fire: () => armed.at(-1)!.callback() };
-}
+import { manualTimers } from '../fakes/manual-timers.js';
 
 /** The progress lines logged so far, by their fields. */
 function progressLines(lines: string[]) {

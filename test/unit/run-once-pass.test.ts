@@ -4,9 +4,9 @@ import type { Policy, TokenPolicy } from '../../src/config/types.js';
 import { StateError } from '../../src/errors.js';
 import { needsAttention } from '../../src/rotation/outcome.js';
 import { runOnce } from '../../src/rotation/run-once.js';
-import type { Timers } from '../../src/rotation/shutdown.js';
 import { JOURNAL_VERSION } from '../../src/state/journal-entry.js';
 import { DAY, type FakeDeps, openWorld, type World } from '../fakes/fake-deps.js';
+import { manualTimers } from '../fakes/manual-timers.js';
 
 const policyOf = (...tokens: TokenPolicy[]): Policy => ({ file: '/policy.yaml', tokens, notifications: [], warnings: [] });
 
@@ -19,21 +19,6 @@ function seeded<T extends { secret: string; policy: TokenPolicy }>(world: World,
 function onRetrieve(deps: FakeDeps, before: (id: string) => void): FakeDeps {
   const retrieve = deps.api.retrieve.bind(deps.api);
   return { ...deps, api: { ...deps.api, retrieve: (id, options) => (before(id), retrieve(id, options)) } };
-}
-
-function manualTimers() {
-  const armed: Array<{ callback: () => void; ms: number; cleared: boolean }> = [];
-  const timers: Timers = {
-    setTimeout(callback, ms) {
-      const timer = { callback, ms, cleared: false };
-      armed.push(timer);
-      return timer;
-    },
-    clearTimeout(timer: never) {
-      (timer as { cleared: boolean }).cleared = true;
-    },
-  };
-  return { timers, armed };
 }
 
 describe('once: one pass over every token', () => {

@@ -15,29 +15,7 @@ import {
   unref,
 } from '../../src/rotation/shutdown.js';
 import { silentLogger } from '../fakes/fake-deps.js';
-
-function manualTimers() {
-  const armed: Array<{ callback: () => void; ms: number; cleared: boolean; unrefd: boolean; unref: () => void }> = [];
-  const timers: Timers = {
-    setTimeout(callback, ms) {
-      const timer = {
-        callback,
-        ms,
-        cleared: false,
-        unrefd: false,
-        unref() {
-          timer.unrefd = true;
-        },
-      };
-      armed.push(timer);
-      return timer;
-    },
-    clearTimeout(timer: never) {
-      (timer as { cleared: boolean }).cleared = true;
-    },
-  };
-  return { timers, armed };
-}
+import { manualTimers } from '../fakes/manual-timers.js';
 
 /** A process's signals, sent by the test; counts the handlers still listening. */
 function signalSource() {
