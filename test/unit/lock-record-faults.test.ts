@@ -177,13 +177,18 @@ describe('lock records when the file system fails', () => {
   describe('name locks', () => {
     const clock = fixedClock('2026-11-22T12:00:00.000Z');
 
-    it('after a release that failed, no longer takes the lock for held', async () => {
+    it('after a release that failed, no longer takes the lock for held, and gives it up when released again', async () => {
       const result = await fileNameLocks(dir, { clock }).acquire('a', { waitMs: 0 });
       if (!('held' in result)) throw new Error('the lock is busy');
       inject('rename', /a\.lock$/, 'EBUSY');
       await expect(result.held.release()).rejects.toMatchObject({ code: 'EBUSY' });
       expect(existsSync(join(dir, 'locks/a.lock'))).toBe(true);
       await expect(result.held.assertHeld()).rejects.toBeInstanceOf(LockLostError);
+
+      // Tried again, it gives the lock up: other processes need not wait for it to go stale.
+      await result.held.release();
+      expect(await readdir(join(dir, 'locks'))).toEqual([]);
+      await result.held.release(); // and once more: nothing left to do
     });
 
     it('takes an abandoned lock at once when the takeover guard in its way is gone by the time it is looked at', async () => {

@@ -66,6 +66,13 @@ describe('state record files', () => {
     expect(error.message).toMatch(/currentId: expected string, got number/);
   });
 
+  it('names every problem of a damaged record, each apart from the next', async () => {
+    await writeFile(file, JSON.stringify({ ...record(), currentId: null, adoptedId: [] }));
+    const error = await readError();
+    expect(error).toBeInstanceOf(StateError);
+    expect(error.message).toContain('(currentId: expected string, got null; adoptedId: expected string, got a list)');
+  });
+
   it('says why a token id in the record is refused', async () => {
     await writeFile(file, JSON.stringify({ ...record(), currentId: '../tokens/other' }));
     const error = await readError();

@@ -153,8 +153,8 @@ export function fileNameLocks(dir: string, options: LockOptions): NameLocks {
         if (!released && current?.owner?.nonce === owner.nonce) return;
         throw new LockLostError(lostMessage(name, current));
       },
+      // Again after a release that failed: it removes only a record that is still ours.
       async release() {
-        if (released) return;
         released = true;
         clearInterval(heartbeat);
         try {
