@@ -133,12 +133,10 @@ export async function rotateToken(policy: TokenPolicy, deps: RotationDeps, optio
     outcome = interruptedIfStopped(outcome, options, ctx.log);
     // A process that lost the lock must not write what the new holder owns.
     if (outcome.error?.code !== LockLostError.code) {
-      // Stryker disable next-line ArrowFunction: the handler only logs; the error is swallowed either way
       await recordAttempt(ctx, outcome).catch((error: unknown) => ctx.log.warn({ err: error }, 'recording the attempt failed'));
     }
     return outcome;
   } finally {
-    // Stryker disable next-line ArrowFunction: the handler only logs; the error is swallowed either way
     await lock.held.release().catch((error: unknown) => ctx.log.warn({ err: error }, 'releasing the lock failed'));
   }
 }
@@ -179,33 +177,23 @@ function interruptedIfStopped(outcome: TokenOutcome, options: RotateOptions, log
   return { ...rest, action: 'interrupted', reason };
 }
 
+/** What a busy name is judged by: the name, who holds it, and the stop. */
+type BusyCheck = [
+  policy: TokenPolicy,
+  deps: RotationDeps,
+  log: RotationContext['log'],
+  owner: LockHolder | undefined,
+  signal: AbortSignal | undefined,
+];
 /**
  * Another process holds the name. That is fine when nothing is due; when the name is due (or has an
  * unfinished rotation) this run did not do its job, and says so rather than exit 0. `redeliver`: a
  * sink lacks the current secret, worth a longer wait; once `waited` that long, a failure.
  */
+async function busyOutcome(...args: [...BusyCheck, waited: true]): Promise<TokenOutcome>;
+async function busyOutcome(...args: BusyCheck): Promise<TokenOutcome | 'redeliver'>;
 async function busyOutcome(
-  policy: TokenPolicy,
-  deps: RotationDeps,
-  log: RotationContext['log'],
-  owner: LockHolder | undefined,
-  signal: AbortSignal | undefined,
-  waited: true,
-): Promise<TokenOutcome>;
-async function busyOutcome(
-  policy: TokenPolicy,
-  deps: RotationDeps,
-  log: RotationContext['log'],
-  owner: LockHolder | undefined,
-  signal: AbortSignal | undefined,
-): Promise<TokenOutcome | 'redeliver'>;
-async function busyOutcome(
-  policy: TokenPolicy,
-  deps: RotationDeps,
-  log: RotationContext['log'],
-  owner: LockHolder | undefined,
-  signal: AbortSignal | undefined,
-  waited = false,
+  ...[policy, deps, log, owner, signal, waited = false]: [...BusyCheck, waited?: boolean]
 ): Promise<TokenOutcome | 'redeliver'> {
   const who = owner ? `${owner.who} since ${owner.since}` : 'another process';
   const base = { name: policy.name, oldId: policy.id, expiresAt: null as string | null, sinks: [], orphans: [], check: 'busy' as const };
@@ -294,7 +282,6 @@ async function rotateLocked(ctx: RotationContext, options: RotateOptions): Promi
   // truth of the state, so with a journal entry the lineage is never recovered from them.
   // Stryker disable next-line ArrayDeclaration: lineageFor keeps only metas with a token id, which a string has not
   let lineage = lineageFor(policy, existing, entry ? { ...snapshot, metas: [] } : snapshot, deps.clock.now());
-  // Stryker disable next-line all: decides only whether a warning is logged
   if (lineage.adopted === 'recovered') {
     log.warn(
       { step: 'check', id: lineage.record.currentId, policyId: policy.id },
@@ -378,7 +365,6 @@ async function rotateLocked(ctx: RotationContext, options: RotateOptions): Promi
     token = verdict.token!;
     if (verdict.applied) forcedReason = `the secret of an interrupted regenerate was lost; ${entry.reason}`;
   } else {
-    // Stryker disable next-line all: decides only whether a warning is logged
     if (lineage.adopted === 'repointed') log.warn({ id: record.currentId }, "the policy id is not in this name's lineage; adopting it");
     token = await deps.api.retrieve(record.currentId, { signal: ctx.signal });
   }
@@ -394,14 +380,12 @@ async function rotateLocked(ctx: RotationContext, options: RotateOptions): Promi
   const { drift, adopt } = checked.sinks;
   const { current } = checked;
   log.info({ step: 'check', id: token.id, expiresAt: iso(token.expiresAt), action: decision.action, reason: decision.reason }, 'checked');
-  // Stryker disable next-line all: decides only whether a warning is logged
   if (drift.length > 0)
     log.warn({ step: 'drift', drift }, `a sink does not hold the current secret: ${drift.map(describeDrift).join('; ')}`);
   const reason =
     lineage.adopted === 'recovered' ? `${decision.reason} (current id ${token.id} recovered from the sinks' metadata)` : decision.reason;
   const found = drift.length > 0 ? { drift } : {};
   if (decision.action === 'skip') {
-    // Stryker disable next-line all: decides only whether a line is logged
     if (adopt.length > 0) log.info({ step: 'adopt', sinks: adopt.map((a) => a.sink) }, 'adopted what the sinks hold as the current secret');
     const adopted = withAdoptedSinks({ ...record, expiresAt: iso(token.expiresAt) }, policy.sinks.map(deps.sinks.target), adopt, now);
     // An adopted secret, or one sealed by a previous key, is stored as the current key seals it; a
