@@ -49,10 +49,14 @@ const HELP = {
     exits: { ok: 'every named token was rotated, or the confirmation was declined' },
   },
   status: {
-    examples: ['token-rotator status', 'token-rotator status --json'],
+    examples: [
+      'token-rotator status                              # no state key or service credentials needed',
+      'token-rotator status --name ingest-prod,query --json',
+      "token-rotator status --json --watch 30 | jq -c '.summary'   # one JSON envelope per line until Ctrl-C",
+    ],
     variables: 'local',
     exits: {
-      ok: 'no token has an error, a pending delivery or a drifted sink',
+      ok: 'no token has an error, a pending delivery or a drifted sink; with --watch: stopped by SIGINT or SIGTERM',
       failed: 'some token has an error, a pending delivery or a drifted sink (each one is named)',
     },
     codes: ['ok', 'failed', 'usage'],
