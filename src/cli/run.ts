@@ -160,6 +160,21 @@ export async function run(argv: string[], given: CliIo): Promise<number> {
     });
 
   program
+    .command('state')
+    .description("look after the saved state of a token: forget one name's record and journal entry")
+    .command('forget')
+    .description(
+      "reset one name's saved state (record and journal entry) after a confirmation; refused while a new secret waits to be delivered",
+    )
+    .argument('<name>', 'the token name (also one no longer in the policy)')
+    .option('-y, --yes', 'do not ask for confirmation (needed without a terminal)')
+    .action(async (name: string, options: { yes?: boolean }) => {
+      const { stateForgetCommand } = await import('./commands/state-forget.js');
+      // Nothing is sealed or unsealed: no service settings and no state key are needed.
+      exitCode = await stateForgetCommand(name, { ...global(), ...options, service: 'unused', stateSecrets: 'unused' }, io);
+    });
+
+  program
     .command('validate')
     .description(
       'check the policy and the environment, without the network (with --online, also against the real systems, changing nothing)',

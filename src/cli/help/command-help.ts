@@ -61,6 +61,19 @@ const HELP = {
     },
     codes: ['ok', 'failed', 'usage'],
   },
+  state: {
+    examples: [
+      'token-rotator state forget ingest-prod          # asks first; the next run starts it again from the policy id',
+      'token-rotator state forget old-name --yes       # a name no longer in the policy, without asking',
+    ],
+    variables: 'local',
+    exits: {
+      ok: 'forgotten, nothing was saved for the name, or the confirmation was declined',
+      failed: 'refused: a rotation holds the name, or its journal holds a new secret not yet delivered (deliver it first)',
+      usage: 'no terminal to confirm on and no --yes, or the configuration was refused',
+    },
+    codes: ['ok', 'failed', 'usage'],
+  },
   validate: {
     examples: ['token-rotator validate --config rotation.yaml', 'token-rotator validate --online --json'],
     variables: 'network',
