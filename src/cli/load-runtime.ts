@@ -37,6 +37,11 @@ export interface GlobalOptions {
    * not required. Anything that reaches for them anyway gets the configuration error then.
    */
   service?: 'required' | 'unused';
+  /**
+   * `unused` for a command that stages and unseals no secret (`status`, `state forget`): a backend
+   * that requires ROTATOR_STATE_KEY to keep a staged secret does not require it of them.
+   */
+  stateSecrets?: 'used' | 'unused';
 }
 
 export interface Runtime {
@@ -87,7 +92,8 @@ export async function loadRuntime(options: GlobalOptions, io: { env: Env; cwd: s
     issues.push({ path: 'env.ROTATOR_STATE_BACKEND', message: `must be one of: ${Object.keys(stateBackends).join(', ')}` });
   } else if (local) {
     const backend: StateBackendType = stateBackends[local.stateBackend as StateBackendName];
-    issues.push(...(backend.check?.({ dir: local.stateDir, env, hasStateKey: local.stateKey !== undefined }) ?? []));
+    const sealsSecrets = options.stateSecrets !== 'unused';
+    issues.push(...(backend.check?.({ dir: local.stateDir, env, hasStateKey: local.stateKey !== undefined, sealsSecrets }) ?? []));
   }
   if (serviceUsed && service?.auth.kind === 'oauth' && service.auth.privateKey) {
     const key = service.auth.privateKey;

@@ -146,12 +146,32 @@ export async function run(argv: string[], given: CliIo): Promise<number> {
 
   program
     .command('status')
-    .description('per token: current id, expiry, last rotation, next due time, pending deliveries, last error (no network)')
-    .option('--json', 'print JSON')
-    .action(async (options: { json?: boolean }) => {
+    .description('per token: current id, expiry, last rotation, next due time, pending deliveries, last error (no network, no state key)')
+    .option('--json', 'print JSON (with --watch: one envelope per line)')
+    .option('--name <names>', 'only these tokens (repeatable, or comma-separated)', (value: string, given: string[] = []) => [
+      ...given,
+      value,
+    ])
+    .option('--watch <seconds>', 'read again every so many seconds (or a duration: 30s, 2m) until Ctrl-C or SIGTERM')
+    .action(async (options: { json?: boolean; name?: string[]; watch?: string }) => {
       const { statusCommand } = await import('./commands/status.js');
-      // It reads state and sinks only: no service URL, credentials or notification URLs are needed.
-      exitCode = await statusCommand({ ...global(), ...options, service: 'unused' }, io);
+      // It reads state and sinks only: no service URL, credentials, notification URLs or state key are needed.
+      exitCode = await statusCommand({ ...global(), ...options, service: 'unused', stateSecrets: 'unused' }, io);
+    });
+
+  program
+    .command('state')
+    .description("look after the saved state of a token: forget one name's record and journal entry")
+    .command('forget')
+    .description(
+      "reset one name's saved state (record and journal entry) after a confirmation; refused while a new secret waits to be delivered",
+    )
+    .argument('<name>', 'the token name (also one no longer in the policy)')
+    .option('-y, --yes', 'do not ask for confirmation (needed without a terminal)')
+    .action(async (name: string, options: { yes?: boolean }) => {
+      const { stateForgetCommand } = await import('./commands/state-forget.js');
+      // Nothing is sealed or unsealed: no service settings and no state key are needed.
+      exitCode = await stateForgetCommand(name, { ...global(), ...options, service: 'unused', stateSecrets: 'unused' }, io);
     });
 
   program

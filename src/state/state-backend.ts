@@ -35,6 +35,11 @@ export interface StateBackendSettings {
   env: Env;
   /** Whether ROTATOR_STATE_KEY is set: a backend whose state leaves this machine may require it. */
   hasStateKey: boolean;
+  /**
+   * false: the command stages and unseals no secret (`status`, `state forget` only read the state's
+   * plain fields or remove them), so no key is required for it. Absent: it may.
+   */
+  sealsSecrets?: boolean;
 }
 
 /** A kind of backend, in the registry: opening it loads its code. */

@@ -151,6 +151,39 @@ export function stateBackendContract(name: string, open: () => Promise<BackendHa
         expect(read).not.toHaveProperty('sinks');
       });
 
+      it("erase removes one name's record only, for every process; erasing nothing is fine", async () => {
+        await h.backend.state.write(aRecord('alpha'));
+        await h.backend.state.write(aRecord('beta'));
+        await h.backend.journal.write(anIntent('alpha'));
+        await h.backend.state.erase('alpha');
+        expect(await h.backend.state.read('alpha')).toBeUndefined();
+        expect(await (await h.openView()).state.read('alpha')).toBeUndefined();
+        expect(await h.readRaw('state', 'alpha')).toBeUndefined();
+        expect(await h.backend.state.read('beta')).toEqual(aRecord('beta'));
+        expect(await h.backend.journal.read('alpha'), 'the journal entry is not the record').toEqual(anIntent('alpha'));
+        await expect(h.backend.state.erase('alpha')).resolves.toBeUndefined();
+        await expect(h.backend.state.erase('nothing')).resolves.toBeUndefined();
+      });
+
+      it('erase removes a record that cannot be read, left as it was by every read', async () => {
+        await h.writeRaw('state', 'alpha', 'not json');
+        await h.backend.state.erase('alpha');
+        expect(await h.readRaw('state', 'alpha')).toBeUndefined();
+        expect(await h.backend.state.read('alpha')).toBeUndefined();
+      });
+
+      it('a record and journal entry both erased leave nothing of the name', async () => {
+        await h.backend.state.write(aRecord('alpha'));
+        await h.backend.journal.write(anIntent('alpha'));
+        await h.backend.journal.erase('alpha');
+        await h.backend.state.erase('alpha');
+        expect(await h.readRaw('state', 'alpha')).toBeUndefined();
+        expect(await h.readRaw('journal', 'alpha')).toBeUndefined();
+        expect(await h.backend.journal.names()).toEqual([]);
+        await h.backend.state.write(aRecord('alpha', { currentId: 'tok-9' }));
+        expect(await h.backend.state.read('alpha')).toMatchObject({ currentId: 'tok-9' });
+      });
+
       it('describe says where the state lives', () => {
         expect(h.backend.describe()).toMatch(/\S/);
         expect(h.backend.state.describe()).toMatch(/\S/);

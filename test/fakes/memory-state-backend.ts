@@ -93,6 +93,9 @@ export class MemoryStateStorage {
       write: async (record) => {
         records.set(record.name, encodeRecord(record));
       },
+      erase: async (name) => {
+        records.delete(name);
+      },
     };
   }
 

@@ -1,5 +1,3 @@
-import { createInterface } from 'node:readline/promises';
-
 import { systemClock } from '../../clock.js';
 import { formatDuration, parseDuration } from '../../common/duration.js';
 import { openRotationDeps, warnAboutUnsafeSettings } from '../../compose/rotation-deps.js';
@@ -9,6 +7,7 @@ import { createLogger } from '../../log/logger.js';
 import { createNotifier } from '../../notify/notifier.js';
 import { needsAttention, type TokenOutcome } from '../../rotation/outcome.js';
 import { rotateToken } from '../../rotation/rotate-token.js';
+import { confirm } from '../confirm.js';
 import { guardSharedDependencies } from '../dependency-breaker.js';
 import { type CliIo, EXIT } from '../io.js';
 import { type GlobalOptions, loadRuntime } from '../load-runtime.js';
@@ -28,15 +27,6 @@ export interface RotateCommandOptions extends GlobalOptions {
 
 /** An emergency waits longer for a scheduled rotation of the same name to finish than `once` does. */
 const EMERGENCY_LOCK_WAIT_MS = 30_000;
-
-async function confirm(io: CliIo, question: string): Promise<boolean> {
-  const prompt = createInterface({ input: io.stdin!, output: io.stderr as NodeJS.WritableStream });
-  try {
-    return /^y(es)?$/i.test((await prompt.question(question)).trim());
-  } finally {
-    prompt.close();
-  }
-}
 
 /**
  * Emergency rotation of the named tokens now, regardless of schedule and backoff. `--revoke-now`

@@ -49,11 +49,28 @@ const HELP = {
     exits: { ok: 'every named token was rotated, or the confirmation was declined' },
   },
   status: {
-    examples: ['token-rotator status', 'token-rotator status --json'],
+    examples: [
+      'token-rotator status                              # no state key or service credentials needed',
+      'token-rotator status --name ingest-prod,query --json',
+      "token-rotator status --json --watch 30 | jq -c '.summary'   # one JSON envelope per line until Ctrl-C",
+    ],
     variables: 'local',
     exits: {
-      ok: 'no token has an error, a pending delivery or a drifted sink',
+      ok: 'no token has an error, a pending delivery or a drifted sink; with --watch: stopped by SIGINT or SIGTERM',
       failed: 'some token has an error, a pending delivery or a drifted sink (each one is named)',
+    },
+    codes: ['ok', 'failed', 'usage'],
+  },
+  state: {
+    examples: [
+      'token-rotator state forget ingest-prod          # asks first; the next run starts it again from the policy id',
+      'token-rotator state forget old-name --yes       # a name no longer in the policy, without asking',
+    ],
+    variables: 'local',
+    exits: {
+      ok: 'forgotten, nothing was saved for the name, or the confirmation was declined',
+      failed: 'refused: a rotation holds the name, or its journal holds a new secret not yet delivered (deliver it first)',
+      usage: 'no terminal to confirm on and no --yes, or the configuration was refused',
     },
     codes: ['ok', 'failed', 'usage'],
   },

@@ -24,6 +24,16 @@ export type StatusItem = {
   /** The service's clock minus this machine's, as last measured (ms); null when never measured. */
   serviceClockOffsetMs: number | null;
   drift: DriftItem[];
+  /**
+   * false: read without ROTATOR_STATE_KEY, so the state's MACs were not checked: what it says is
+   * shown as stored. Not a problem of the token.
+   */
+  authenticated: boolean;
+  /**
+   * false: some sink's content could not be compared with what the state recorded (keyed with the
+   * state key, which was not given); `drift` then lists only what needs no key.
+   */
+  driftKnown: boolean;
 } & Expiry;
 
 /**
@@ -34,7 +44,12 @@ export function expiryKnown(record: StateRecord | undefined): boolean {
   return record !== undefined && !(record.expiresAt === null && record.consecutiveFailures > 0);
 }
 
-export function statusItem(status: TokenStatus, known: boolean, lookup: SinkLookup): StatusItem {
+export function statusItem(
+  status: TokenStatus,
+  known: boolean,
+  lookup: SinkLookup,
+  read: Pick<StatusItem, 'authenticated' | 'driftKnown'>,
+): StatusItem {
   // A sink empty before the name's first delivery is not news (see DriftFinding.initial).
   const attention = status.lastError !== null || status.pending.length > 0 || status.drift.some((d) => !d.initial);
   return {
@@ -50,6 +65,8 @@ export function statusItem(status: TokenStatus, known: boolean, lookup: SinkLook
     lastError: status.lastError,
     serviceClockOffsetMs: status.serviceClockOffsetMs,
     drift: driftItems(status.name, status.drift, lookup),
+    authenticated: read.authenticated,
+    driftKnown: read.driftKnown,
   };
 }
 

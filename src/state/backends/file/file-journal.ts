@@ -1,13 +1,11 @@
-import { readdir, unlink } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 
-import { StateError } from '../../../errors.js';
 import { removeCrashLeftovers } from '../../../fs/atomic-write.js';
-import { syncFolder } from '../../../fs/folder-sync.js';
 import type { Journal } from '../../journal.js';
 import { JOURNAL_VERSION, type JournalEntry, journalEntrySchema } from '../../journal-entry.js';
 import type { RecordKind } from '../../record-codec.js';
-import { readRecordFile, writeRecordFile } from './record-file.js';
+import { readRecordFile, removeRecordFile, writeRecordFile } from './record-file.js';
 
 const kind: RecordKind<JournalEntry> = { what: 'journal entry', version: JOURNAL_VERSION, schema: journalEntrySchema };
 
@@ -33,17 +31,8 @@ export function fileJournal(dir: string): Journal {
 
     removeLeftovers: (name) => removeCrashLeftovers(fileOf(name)),
 
-    async erase(name) {
-      await removeCrashLeftovers(fileOf(name));
-      try {
-        await unlink(fileOf(name));
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-        throw new StateError(`cannot erase journal entry ${fileOf(name)}: ${(error as NodeJS.ErrnoException).code}`);
-      }
-      // Make the erasure durable too: a resurrected entry would deliver an old secret again.
-      await syncFolder(folder);
-    },
+    // Durable too: a resurrected entry would deliver an old secret again.
+    erase: (name) => removeRecordFile(fileOf(name), kind.what),
 
     async names() {
       const files = await readdir(folder).catch((error: NodeJS.ErrnoException) => {

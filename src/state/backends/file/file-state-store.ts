@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { RecordKind } from '../../record-codec.js';
 import { STATE_VERSION, type StateRecord, stateRecordSchema } from '../../state-record.js';
 import type { StateStore } from '../../state-store.js';
-import { readRecordFile, writeRecordFile } from './record-file.js';
+import { readRecordFile, removeRecordFile, writeRecordFile } from './record-file.js';
 
 const kind: RecordKind<StateRecord> = { what: 'state file', version: STATE_VERSION, schema: stateRecordSchema };
 
@@ -20,5 +20,6 @@ export function fileStateStore(dir: string): StateStore {
     read: (name) =>
       readRecordFile(fileOf(name), name, kind, `restore it from a backup, or move it aside to adopt '${name}' again from the policy's id`),
     write: (record) => writeRecordFile(fileOf(record.name), record, kind.what),
+    erase: (name) => removeRecordFile(fileOf(name), kind.what),
   };
 }

@@ -1,5 +1,9 @@
+import { unlink } from 'node:fs/promises';
+import { dirname } from 'node:path';
+
 import { StateError } from '../../../errors.js';
-import { writeFileAtomic } from '../../../fs/atomic-write.js';
+import { removeCrashLeftovers, writeFileAtomic } from '../../../fs/atomic-write.js';
+import { syncFolder } from '../../../fs/folder-sync.js';
 import { readFileNowIfExists } from '../../../fs/read-file-now.js';
 import { decodeRecord, encodeRecord, type RecordKind } from '../../record-codec.js';
 
@@ -27,4 +31,19 @@ export async function writeRecordFile(file: string, value: unknown, what: string
   } catch (error) {
     throw new StateError(`cannot write ${what} ${file}: ${(error as NodeJS.ErrnoException).code ?? error}`, { cause: error });
   }
+}
+
+/**
+ * Removes a record's file and what a crashed write left beside it (it may hold a secret); none is
+ * fine. The removal is made durable: a resurrected file would bring an old secret or id back.
+ */
+export async function removeRecordFile(file: string, what: string): Promise<void> {
+  await removeCrashLeftovers(file);
+  try {
+    await unlink(file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw new StateError(`cannot erase ${what} ${file}: ${(error as NodeJS.ErrnoException).code}`);
+  }
+  await syncFolder(dirname(file));
 }

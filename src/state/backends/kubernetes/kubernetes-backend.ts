@@ -28,7 +28,7 @@ function leaseTimingFrom(env: Env): LeaseTiming {
 export const kubernetesStateBackend: StateBackendType = {
   summary: 'Secrets and Leases in ROTATOR_STATE_NAMESPACE (default: the rotator’s own namespace)',
 
-  check({ env, hasStateKey }) {
+  check({ env, hasStateKey, sealsSecrets }) {
     const issues: ConfigIssue[] = [];
     const problem = env.ROTATOR_STATE_NAMESPACE ? namespaceNameProblem(env.ROTATOR_STATE_NAMESPACE) : undefined;
     if (problem) {
@@ -44,7 +44,7 @@ export const kubernetesStateBackend: StateBackendType = {
     else if (lease && (lease.ms < MIN_LEASE_MS || lease.ms > MAX_LEASE_MS)) {
       issues.push({ path: 'env.ROTATOR_LEASE_DURATION', message: 'must be from 3s to 10m' });
     }
-    if (!hasStateKey) {
+    if (!hasStateKey && sealsSecrets !== false) {
       issues.push({
         path: 'env.ROTATOR_STATE_KEY',
         message: `required with ROTATOR_STATE_BACKEND=kubernetes: a new secret waits in a Secret until every sink has it, and is sealed with this key; ${STATE_KEY_HELP}`,

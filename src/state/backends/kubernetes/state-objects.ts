@@ -116,6 +116,8 @@ export function kubernetesStateObjects(api: KubernetesClient, namespace: string)
         `restore the Secret from a backup, or delete its "record" key to adopt '${name}' again from the policy's id`,
       ),
     write: (record) => writeKey(record.name, 'record', encodeRecord(record)),
+    // The Secret goes with its last key, as when a journal entry is erased.
+    erase: (name) => writeKey(name, 'record', undefined),
   };
 
   const index = journalIndex(api, namespace);

@@ -1,0 +1,26 @@
+import type { SinkReading } from '../policy/sink-drift.js';
+import type { StateRecord } from '../state/state-record.js';
+
+/**
+ * The sinks' readings as `status` can judge them without the state key. A record written with a
+ * key (it carries a MAC) remembers each sink by a fingerprint keyed with it, so what a sink holds
+ * cannot be compared with it: such a sink is judged as a write-only one is (was it ever delivered
+ * to?), and named in `notCompared`. Missing, unreadable, unowned or unmarked sinks, and sinks new
+ * to the policy, need no key and are told as always. A record written without a key has unkeyed
+ * fingerprints, which compare as they always did.
+ */
+export function readingsWithoutKey(
+  readings: readonly SinkReading[],
+  record: Pick<StateRecord, 'mac' | 'sinks'> | undefined,
+): { readings: SinkReading[]; notCompared: string[] } {
+  if (record?.mac === undefined || record.sinks === undefined) return { readings: [...readings], notCompared: [] };
+  const notCompared: string[] = [];
+  const judged = readings.map((reading): SinkReading => {
+    const comparable =
+      reading.state === 'present' && reading.markerLost === undefined && reading.heldFor === undefined && reading.fingerprints.length > 0;
+    if (!comparable) return reading;
+    notCompared.push(reading.sink);
+    return { target: reading.target, sink: reading.sink, state: 'unchecked' };
+  });
+  return { readings: judged, notCompared };
+}
