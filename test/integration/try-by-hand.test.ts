@@ -88,8 +88,8 @@ describe('README "Try it by hand"', () => {
       ),
     );
     expect(result.code, result.stderr.slice(-2000)).toBe(0);
-    expect(result.stdout).toMatch(/ingest-prod +rotated +tok-ingest ->/);
-    expect(result.stdout).toMatch(/ingest-prod +skipped/);
+    expect(result.stdout).toMatch(/ingest-prod +rotate +tok-ingest ->/);
+    expect(result.stdout).toMatch(/ingest-prod +skip /);
     expect(result.stdout).toMatch(/^token_rotator_token/m);
     expect(result.stdout).toContain('daemon exit 0');
     expect(result.stdout).toContain('emulator exit 0');

@@ -14,9 +14,11 @@ import { openSinkSet } from '../../sinks/sink-set.js';
 import { formatTable, terminalWidth } from '../format-table.js';
 import { type CliIo, EXIT } from '../io.js';
 import { type GlobalOptions, loadRuntime } from '../load-runtime.js';
+import { countsLine } from '../output/counts.js';
 import { describeDriftItem } from '../output/drift-items.js';
 import { envelope, toJson } from '../output/envelope.js';
-import { plural, shortDate, showExpiry } from '../output/expiry.js';
+import { shortDate, showExpiry } from '../output/expiry.js';
+import { policyIdOf } from '../output/policy-id.js';
 import { sinkLookup } from '../output/sink-ref.js';
 import { expiryKnown, type StatusItem, statusItem, statusSummary } from '../output/status-items.js';
 
@@ -40,13 +42,22 @@ function formatStatus(items: StatusItem[], width: number | undefined): string {
   );
 }
 
-/** `3 tokens: 1 ok, 1 need attention, 1 unknown (never checked, or no check has succeeded yet)`. */
+/** `3 tokens: ok 1, attention 1, unknown 1; 2 need attention`, in the words of the JSON's summary. */
 function summaryLine(items: StatusItem[]): string {
-  const { total, ok, attention, unknown } = statusSummary(items);
-  const parts = [`${ok} ok`];
-  if (attention) parts.push(`${attention} need${attention === 1 ? 's' : ''} attention`);
-  if (unknown) parts.push(`${unknown} unknown (never checked, or no check has succeeded yet)`);
-  return `${plural(total, 'token')}: ${parts.join(', ')}\n`;
+  const { total, ok, attention, unknown, needsAttention } = statusSummary(items);
+  const legend = unknown ? 'unknown: never checked, or no check has succeeded yet\n' : '';
+  return (
+    legend +
+    countsLine(
+      total,
+      [
+        ['ok', ok],
+        ['attention', attention],
+        ['unknown', unknown],
+      ],
+      needsAttention,
+    )
+  );
 }
 
 /** A line under the table when the last measured skew of the service's clock is worth knowing. */
@@ -86,7 +97,8 @@ export async function statusCommand(options: GlobalOptions & { json?: boolean },
       }),
     );
     rows.push(...(await findStrayEntries(policy, backend.journal)).map((stray) => ({ status: strayStatus(stray), known: false })));
-    const items = rows.map((r) => statusItem(r.status, r.known, lookup));
+    const policyId = policyIdOf(policy);
+    const items = rows.map((r) => statusItem(r.status, r.known, lookup, policyId));
     io.stdout.write(
       options.json
         ? toJson(envelope('Status', statusSummary(items), items))
