@@ -4,6 +4,7 @@ import { type Env } from '../common/env-variables.js';
 import { checkReferences } from '../common/reference.js';
 import {
   type LocalSettings,
+  type LogLevel,
   readEnvironment,
   readLocalSettings,
   readServiceSettings,
@@ -37,6 +38,8 @@ export interface GlobalOptions {
    * not required. Anything that reaches for them anyway gets the configuration error then.
    */
   service?: 'required' | 'unused';
+  /** The log level when ROTATOR_LOG_LEVEL is not set, if not info (see one-shot-log-level.ts). */
+  defaultLogLevel?: LogLevel | undefined;
 }
 
 export interface Runtime {
@@ -81,7 +84,8 @@ export async function loadRuntime(options: GlobalOptions, io: { env: Env; cwd: s
   const policyPath = resolve(io.cwd, options.config ?? (env.ROTATOR_CONFIG || DEFAULT_POLICY_PATH));
   const serviceUsed = options.service !== 'unused';
   const service = serviceUsed ? await collect(issues, () => readServiceSettings(env)) : deferredService(env);
-  const local = await collect(issues, () => readLocalSettings(env, io.cwd, dirname(policyPath)));
+  const read = await collect(issues, () => readLocalSettings(env, io.cwd, dirname(policyPath)));
+  const local = read && options.defaultLogLevel && !env.ROTATOR_LOG_LEVEL ? { ...read, logLevel: options.defaultLogLevel } : read;
   const settings = service && local ? withService(local, service) : undefined;
   if (local && !isStateBackendName(local.stateBackend)) {
     issues.push({ path: 'env.ROTATOR_STATE_BACKEND', message: `must be one of: ${Object.keys(stateBackends).join(', ')}` });

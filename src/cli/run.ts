@@ -11,6 +11,7 @@ import { commandHelp, type HelpedCommand, programHelp } from './help/command-hel
 import { jsonOptionHelp } from './help/json-option.js';
 import { type CliIo, EXIT } from './io.js';
 import type { GlobalOptions } from './load-runtime.js';
+import { oneShotLogLevel, VERBOSE_HELP } from './one-shot-log-level.js';
 import { DEFAULT_POLICY_PATH } from './policy-path.js';
 
 /**
@@ -103,18 +104,20 @@ export async function run(argv: string[], given: CliIo): Promise<number> {
     .command('once')
     .description('one pass over every token: rotate the due ones (for a CronJob or by hand)')
     .option('--json', jsonOptionHelp('RunResult', 'the outcome'))
-    .action(async (options: { json?: boolean }) => {
+    .option('-v, --verbose', VERBOSE_HELP)
+    .action(async (options: { json?: boolean; verbose?: boolean }) => {
       const { onceCommand } = await import('./commands/once.js');
-      exitCode = await onceCommand({ ...global(), ...options }, io);
+      exitCode = await onceCommand({ ...global(), ...options, defaultLogLevel: oneShotLogLevel(io.stderr, options.verbose) }, io);
     });
 
   program
     .command('plan')
     .description('show what once would do now, changing nothing')
     .option('--json', jsonOptionHelp('PlanResult', 'the decisions'))
-    .action(async (options: { json?: boolean }) => {
+    .option('-v, --verbose', VERBOSE_HELP)
+    .action(async (options: { json?: boolean; verbose?: boolean }) => {
       const { planCommand } = await import('./commands/plan.js');
-      exitCode = await planCommand({ ...global(), ...options }, io);
+      exitCode = await planCommand({ ...global(), ...options, defaultLogLevel: oneShotLogLevel(io.stderr, options.verbose) }, io);
     });
 
   program
@@ -140,9 +143,11 @@ export async function run(argv: string[], given: CliIo): Promise<number> {
       '--skip-verify',
       'finish a staged rotation whose new token failed verification, without verifying it (after checking it by hand)',
     )
-    .action(async (names: string[], options) => {
+    .option('-v, --verbose', VERBOSE_HELP)
+    .action(async (names: string[], options: { verbose?: boolean }) => {
       const { rotateCommand } = await import('./commands/rotate.js');
-      exitCode = await rotateCommand(names, { ...global(), ...options }, io);
+      const defaultLogLevel = oneShotLogLevel(io.stderr, options.verbose);
+      exitCode = await rotateCommand(names, { ...global(), ...options, defaultLogLevel }, io);
     });
 
   program
