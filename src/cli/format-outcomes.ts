@@ -1,15 +1,9 @@
 import { formatTable, type TableOptions } from './format-table.js';
+import { actionCountsLine, actionSummary, actionWord } from './output/counts.js';
 import type { SharedProblem } from './output/envelope.js';
 import { plural, shortDate, showExpiry } from './output/expiry.js';
 import type { RunItem } from './output/run-items.js';
 import { formatProblems, isShared } from './output/shared-problems.js';
-
-/** The human word for a line: the JSON's action and result in one. */
-function done(item: RunItem): string {
-  if (item.result === 'interrupted') return 'interrupted';
-  if (item.result === 'failed') return 'failed';
-  return item.action === 'rotate' ? 'rotated' : item.action === 'redeliver' ? 'redelivered' : item.action === 'skip' ? 'skipped' : 'ok';
-}
 
 /** Why, for a person: a failed sink's own error (it names the sink), else the error, else the decision. */
 function why(item: RunItem): string {
@@ -34,7 +28,7 @@ export function formatOutcomes(items: RunItem[], options: { width?: number | und
   const own = items.filter((o) => !isShared(problems, o.error));
   const rows = own.map((o) => [
     o.name,
-    done(o),
+    actionWord(o),
     o.newId ? `${o.id} -> ${o.newId}` : (o.id ?? '-'),
     o.newId !== undefined ? shortDate(o.newExpiresAt) : showExpiry(o),
     shortDate(o.existingTokenExpiresAt),
@@ -50,15 +44,8 @@ export function formatOutcomes(items: RunItem[], options: { width?: number | und
     legend +
     formatReloads(items, table.width) +
     formatEarlierTokens(items, table.width) +
-    `${summaryLine(items)}\n`
+    actionCountsLine(actionSummary(items))
   );
-}
-
-/** `3 tokens: 1 rotated, 2 skipped`. */
-function summaryLine(items: RunItem[]): string {
-  const counts = new Map<string, number>();
-  for (const item of items) counts.set(done(item), (counts.get(done(item)) ?? 0) + 1);
-  return `${plural(items.length, 'token')}: ${[...counts].map(([word, n]) => `${n} ${word}`).join(', ') || 'none'}`;
 }
 
 /** After the rotations: each workload restarted and hook called, once per target. */

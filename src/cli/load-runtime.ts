@@ -4,6 +4,7 @@ import { type Env } from '../common/env-variables.js';
 import { checkReferences } from '../common/reference.js';
 import {
   type LocalSettings,
+  type LogLevel,
   readEnvironment,
   readLocalSettings,
   readServiceSettings,
@@ -42,6 +43,8 @@ export interface GlobalOptions {
    * that requires ROTATOR_STATE_KEY to keep a staged secret does not require it of them.
    */
   stateSecrets?: 'used' | 'unused';
+  /** The log level when ROTATOR_LOG_LEVEL is not set, if not info (see one-shot-log-level.ts). */
+  defaultLogLevel?: LogLevel | undefined;
 }
 
 export interface Runtime {
@@ -86,7 +89,8 @@ export async function loadRuntime(options: GlobalOptions, io: { env: Env; cwd: s
   const policyPath = resolve(io.cwd, options.config ?? (env.ROTATOR_CONFIG || DEFAULT_POLICY_PATH));
   const serviceUsed = options.service !== 'unused';
   const service = serviceUsed ? await collect(issues, () => readServiceSettings(env)) : deferredService(env);
-  const local = await collect(issues, () => readLocalSettings(env, io.cwd, dirname(policyPath)));
+  const read = await collect(issues, () => readLocalSettings(env, io.cwd, dirname(policyPath)));
+  const local = read && options.defaultLogLevel && !env.ROTATOR_LOG_LEVEL ? { ...read, logLevel: options.defaultLogLevel } : read;
   const settings = service && local ? withService(local, service) : undefined;
   if (local && !isStateBackendName(local.stateBackend)) {
     issues.push({ path: 'env.ROTATOR_STATE_BACKEND', message: `must be one of: ${Object.keys(stateBackends).join(', ')}` });

@@ -8,8 +8,10 @@ import { scrubSecrets } from '../secret.js';
 import { packageVersion } from '../version.js';
 import { completionScript, SHELLS } from './completion.js';
 import { commandHelp, type HelpedCommand, programHelp } from './help/command-help.js';
+import { jsonOptionHelp } from './help/json-option.js';
 import { type CliIo, EXIT } from './io.js';
 import type { GlobalOptions } from './load-runtime.js';
+import { oneShotLogLevel, VERBOSE_HELP } from './one-shot-log-level.js';
 import { DEFAULT_POLICY_PATH } from './policy-path.js';
 
 /**
@@ -101,19 +103,21 @@ export async function run(argv: string[], given: CliIo): Promise<number> {
   program
     .command('once')
     .description('one pass over every token: rotate the due ones (for a CronJob or by hand)')
-    .option('--json', 'print the outcome as JSON')
-    .action(async (options: { json?: boolean }) => {
+    .option('--json', jsonOptionHelp('RunResult', 'the outcome'))
+    .option('-v, --verbose', VERBOSE_HELP)
+    .action(async (options: { json?: boolean; verbose?: boolean }) => {
       const { onceCommand } = await import('./commands/once.js');
-      exitCode = await onceCommand({ ...global(), ...options }, io);
+      exitCode = await onceCommand({ ...global(), ...options, defaultLogLevel: oneShotLogLevel(io.stderr, options.verbose) }, io);
     });
 
   program
     .command('plan')
     .description('show what once would do now, changing nothing')
-    .option('--json', 'print a JSON array of {name, id, expiresAt, action, reason, dueAt}')
-    .action(async (options: { json?: boolean }) => {
+    .option('--json', jsonOptionHelp('PlanResult', 'the decisions'))
+    .option('-v, --verbose', VERBOSE_HELP)
+    .action(async (options: { json?: boolean; verbose?: boolean }) => {
       const { planCommand } = await import('./commands/plan.js');
-      exitCode = await planCommand({ ...global(), ...options }, io);
+      exitCode = await planCommand({ ...global(), ...options, defaultLogLevel: oneShotLogLevel(io.stderr, options.verbose) }, io);
     });
 
   program
@@ -133,21 +137,23 @@ export async function run(argv: string[], given: CliIo): Promise<number> {
     .option('--overlap <duration>', 'how long the current token keeps working (never longer than it would have)')
     .option('-y, --yes', 'do not ask for confirmation on a terminal')
     .option('--reason <text>', 'why: written to the audit log')
-    .option('--json', 'print the outcome as JSON')
+    .option('--json', jsonOptionHelp('RotateResult', 'the outcome'))
     .option('--held-id <id>', "deliver a secret held in the journal as this token (its id from the service's console)")
     .option(
       '--skip-verify',
       'finish a staged rotation whose new token failed verification, without verifying it (after checking it by hand)',
     )
-    .action(async (names: string[], options) => {
+    .option('-v, --verbose', VERBOSE_HELP)
+    .action(async (names: string[], options: { verbose?: boolean }) => {
       const { rotateCommand } = await import('./commands/rotate.js');
-      exitCode = await rotateCommand(names, { ...global(), ...options }, io);
+      const defaultLogLevel = oneShotLogLevel(io.stderr, options.verbose);
+      exitCode = await rotateCommand(names, { ...global(), ...options, defaultLogLevel }, io);
     });
 
   program
     .command('status')
     .description('per token: current id, expiry, last rotation, next due time, pending deliveries, last error (no network, no state key)')
-    .option('--json', 'print JSON (with --watch: one envelope per line)')
+    .option('--json', `${jsonOptionHelp('Status', 'each token')}; with --watch, one compact envelope per line`)
     .option('--name <names>', 'only these tokens (repeatable, or comma-separated)', (value: string, given: string[] = []) => [
       ...given,
       value,
@@ -180,7 +186,7 @@ export async function run(argv: string[], given: CliIo): Promise<number> {
       'check the policy and the environment, without the network (with --online, also against the real systems, changing nothing)',
     )
     .option('--online', 'also check the state, the service, every sink and every reload, without writing anything (exit 1 when one fails)')
-    .option('--json', 'print what was checked, or every problem found, as JSON')
+    .option('--json', jsonOptionHelp('Validation', 'what was checked, or every problem found,'))
     .action(async (options: { online?: boolean; json?: boolean }) => {
       const { validateCommand } = await import('./commands/validate.js');
       exitCode = await validateCommand({ ...global(), ...options }, io);
@@ -196,7 +202,7 @@ export async function run(argv: string[], given: CliIo): Promise<number> {
       "the rotator's namespace: its ServiceAccount's and the default of the state, sinks and reloads (else the pod's or the kubeconfig context's)",
     )
     .option('--service-account <name>', 'the ServiceAccount the rotator runs as; the Roles are named after it', 'token-rotator')
-    .option('--json', 'print the Roles and RoleBindings as JSON')
+    .option('--json', jsonOptionHelp('Rbac', 'the Roles and RoleBindings'))
     .action(async (options: { namespace?: string; serviceAccount?: string; json?: boolean }) => {
       const { rbacCommand } = await import('./commands/rbac.js');
       exitCode = await rbacCommand({ ...global(), ...options }, io);

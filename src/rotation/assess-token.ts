@@ -176,15 +176,20 @@ export function decideFor(
   return { sinks, current, decision };
 }
 
-/** The whole check of a name, changing nothing: for `plan`, and for a name another process holds. */
+/**
+ * The whole check of a name, changing nothing: for `plan`, and for a name another process holds.
+ * `asked.id` is set to the id the service is asked about (the state's current one) before it is
+ * asked, so that a failure can name it.
+ */
 export async function assessToken(
   policy: TokenPolicy,
   deps: Pick<RotationDeps, 'api' | 'state' | 'clock' | 'sinks' | 'stateKey' | 'previousStateKeys'>,
-  options: { signal?: AbortSignal } = {},
+  options: { signal?: AbortSignal; asked?: { id?: string } } = {},
 ): Promise<Assessment> {
   const [existing, read] = await Promise.all([deps.state.read(policy.name), snapshotSinks(policy, deps, options.signal)]);
   const snapshot = await reclaimRecorded(policy, deps, read, existing, options.signal);
   const lineage = lineageFor(policy, existing, snapshot, deps.clock.now());
-  const token = await deps.api.retrieve(lineage.record.currentId, options);
+  if (options.asked) options.asked.id = lineage.record.currentId;
+  const token = await deps.api.retrieve(lineage.record.currentId, options.signal ? { signal: options.signal } : {});
   return { lineage, token, ...decideFor(policy, lineage, token, snapshot, deps, deps.clock.now()) };
 }

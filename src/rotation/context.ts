@@ -24,4 +24,9 @@ export interface RotationContext {
   orphans: OrphanReport[];
   /** The token as last retrieved, so a failure can still say which id and expiry it was about. */
   token?: ServiceToken;
+  /**
+   * The id the service is asked about: the current one the state holds, which may be later than the
+   * policy's. A failure before the token was retrieved is about it, and says it.
+   */
+  askedId?: string;
 }

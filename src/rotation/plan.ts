@@ -38,6 +38,8 @@ export async function planAll(
   const entries = await Promise.all(
     policy.tokens.map((policyToken) =>
       limit(async (): Promise<PlanEntry> => {
+        // The id the service is asked about: a failure names it, not the policy's (see assessToken).
+        const asked: { id?: string } = {};
         try {
           const [unfinished, record] = await Promise.all([deps.journal.read(policyToken.name), deps.state.read(policyToken.name)]);
           const step = journalStep(unfinished, record, entryTrust(policyToken.id, deps.stateKey, unfinished));
@@ -65,7 +67,7 @@ export async function planAll(
               dueAt: null,
             };
           }
-          const { token, decision, sinks } = await assessToken(policyToken, deps);
+          const { token, decision, sinks } = await assessToken(policyToken, deps, { asked });
           return {
             name: policyToken.name,
             id: token.id,
@@ -80,7 +82,7 @@ export async function planAll(
           else deps.logger.error({ tokenName: policyToken.name, err: error }, 'check failed');
           return {
             name: policyToken.name,
-            id: policyToken.id,
+            id: asked.id ?? policyToken.id,
             expiresAt: null,
             action: 'error',
             reason: errorSummary(error).message,

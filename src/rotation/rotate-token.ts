@@ -111,7 +111,7 @@ export async function rotateToken(policy: TokenPolicy, deps: RotationDeps, optio
       outcome = {
         ...base,
         orphans: ctx.orphans,
-        oldId: token?.id ?? policy.id,
+        oldId: token?.id ?? ctx.askedId ?? policy.id,
         expiresAt: token ? iso(token.expiresAt) : null,
         action: 'failed',
         stage: ctx.stage,
@@ -197,14 +197,16 @@ async function busyOutcome(
 ): Promise<TokenOutcome | 'redeliver'> {
   const who = owner ? `${owner.who} since ${owner.since}` : 'another process';
   const base = { name: policy.name, oldId: policy.id, expiresAt: null as string | null, sinks: [], orphans: [], check: 'busy' as const };
+  const asked: { id?: string } = {};
   const failed = (message: string): TokenOutcome => {
     if (!signal?.aborted) log.error({ step: 'check', owner }, message);
-    return { ...base, action: 'failed', stage: 'check', reason: message, error: errorSummary(new NameLockedError(message)) };
+    const oldId = asked.id ?? policy.id;
+    return { ...base, oldId, action: 'failed', stage: 'check', reason: message, error: errorSummary(new NameLockedError(message)) };
   };
   try {
     const unfinished = await deps.journal.read(policy.name);
     if (unfinished) return failed(`another token-rotator (${who}) holds its lock, with an unfinished rotation of it (${unfinished.phase})`);
-    const { token, decision, sinks } = await assessToken(policy, deps, { signal });
+    const { token, decision, sinks } = await assessToken(policy, deps, { ...(signal ? { signal } : {}), asked });
     if (decision.action === 'redeliver' && !waited) return 'redeliver';
     if (decision.action === 'redeliver') {
       return {
@@ -359,6 +361,7 @@ async function rotateLocked(ctx: RotationContext, options: RotateOptions): Promi
     // An earlier run sent, or was about to send, a regenerate and never learned the answer.
     ctx.stage = 'rotation';
     log.warn({ step: 'resume', oldId: entry.oldId }, 'an earlier regenerate has no known outcome; reconciling');
+    ctx.askedId = entry.oldId;
     const verdict = await reconcile(ctx, entry);
     await deps.journal.erase(policy.name);
     if (verdict.applied && !verdict.token) throw orphanedWithoutWayBack(policy.name, entry);
@@ -366,6 +369,7 @@ async function rotateLocked(ctx: RotationContext, options: RotateOptions): Promi
     if (verdict.applied) forcedReason = `the secret of an interrupted regenerate was lost; ${entry.reason}`;
   } else {
     if (lineage.adopted === 'repointed') log.warn({ id: record.currentId }, "the policy id is not in this name's lineage; adopting it");
+    ctx.askedId = record.currentId;
     token = await deps.api.retrieve(record.currentId, { signal: ctx.signal });
   }
   ctx.token = token;

@@ -23,7 +23,10 @@ export interface CliFixture {
  * requests, and afterwards the leak sweep over every run's output and every state file.
  */
 export function useCliFixture(
-  options: { emulator?: EmulatorOptions; env?: Record<string, string> | (() => Record<string, string>) } = {},
+  options: {
+    emulator?: EmulatorOptions;
+    env?: Record<string, string> | (() => Record<string, string> | Promise<Record<string, string>>);
+  } = {},
 ): CliFixture {
   const fixture = { results: [] as CliResult[] } as CliFixture;
   fixture.cli = async (...args) => {
@@ -39,7 +42,7 @@ export function useCliFixture(
   });
   beforeEach(async () => {
     fixture.dir = await makeTempDir();
-    const env = typeof options.env === 'function' ? options.env() : options.env;
+    const env = typeof options.env === 'function' ? await options.env() : options.env;
     fixture.envFile = await writeEmulatorEnv(fixture.emulator, fixture.dir, env);
     fixture.emulator.faults.clear();
     fixture.emulator.requests.length = 0;

@@ -75,7 +75,7 @@ describe('token-rotator once / plan / validate against the fx.emulator', () => {
     expect(second.code, second.stderr).toBe(0);
     expect(regenerates()).toHaveLength(0);
     expect(fx.emulator.requests.map((r) => r.id).sort()).toEqual([rotated.newId, fine.id].sort());
-    expect(second.stdout).toMatch(/due\s+skipped/);
+    expect(second.stdout).toMatch(/due\s+skip\s/);
 
     // and plan says why
     const plan = await cli('plan', '--json');
@@ -134,7 +134,7 @@ describe('token-rotator once / plan / validate against the fx.emulator', () => {
     const run = await cli('once');
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/broken\s+failed\s+.*the service answered 403: forbidden: missing apiTokens\|update/);
-    expect(run.stdout).toMatch(/ok\s+rotated/);
+    expect(run.stdout).toMatch(/ok\s+rotate\s/);
     expect(regenerates().filter((r) => r.id === broken.id)).toHaveLength(1);
     expect(run.stderr).toMatch(/"tokenName":"broken".*"code":"ERR_API"/);
   });
@@ -232,7 +232,7 @@ describe('token-rotator once / plan / validate against the fx.emulator', () => {
     );
     const withOrg = await cli('once');
     expect(withOrg.code, withOrg.stderr).toBe(0);
-    expect(withOrg.stdout).toMatch(/pat\s+rotated/);
+    expect(withOrg.stdout).toMatch(/pat\s+rotate\s/);
     expectNoLeak({ stdout: withOrg.stdout + withoutOrg.stdout, stderr: withOrg.stderr + withoutOrg.stderr }, ['xapt-canary-personal-0400']);
   });
 });

@@ -143,8 +143,10 @@ describe('token-rotator rbac', () => {
         stateBackend: 'kubernetes',
         stateNamespace: 'rotator',
         namespaces: ['rotator', 'apps', 'edge'],
+        needsAttention: 0,
       },
     });
+    expect((envelope.summary as { total: number }).total).toBe(envelope.items.length);
     const yaml = parseAllDocuments((await rbac(['--namespace', 'rotator'], { ROTATOR_STATE_BACKEND: 'kubernetes' })).stdout).map((d) =>
       d.toJS(),
     );

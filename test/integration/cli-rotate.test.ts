@@ -33,7 +33,7 @@ describe('token-rotator rotate (emergency rotation)', () => {
     const started = Date.now();
     const result = await rotate('leaked', '--revoke-now', '--reason', 'pasted in a public channel');
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toMatch(/leaked\s+rotated\s+\S+ -> \S+.*manual rotation: pasted in a public channel/);
+    expect(result.stdout).toMatch(/leaked\s+rotate\s+\S+ -> \S+.*manual rotation: pasted in a public channel/);
     const [request] = sent();
     // "Now": after the command started and no later than the request reached the service, however
     // long a loaded machine took in between (not an hour's overlap, nor a time in the past).

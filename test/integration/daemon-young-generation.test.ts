@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import { seedSink, startCli, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
+import { freePort } from '../helpers/free-port.js';
 
 const DAY = 24 * 3600_000;
 const MiB = 1024 * 1024;
@@ -25,8 +26,8 @@ async function newSpaceAfterFirstCheck(url: string, timeoutMs = 25_000): Promise
 describe('the daemon keeps its young generation small (resident memory while idle)', () => {
   let port = 0;
   const fx = useCliFixture({
-    env: () => {
-      port = 20000 + Math.floor(Math.random() * 20000);
+    env: async () => {
+      port = await freePort();
       return { ROTATOR_LISTEN: `127.0.0.1:${port}` };
     },
   });

@@ -5,6 +5,7 @@ import { describe, expect, it, vi } from 'vitest';
 
 import { readStateFiles, seedSink, startCli, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
+import { freePort } from '../helpers/free-port.js';
 
 const DAY = 24 * 3600_000;
 // A real daemon per test, and waits that poll for what it does: bounds for a loaded machine, not an idle one.
@@ -29,8 +30,8 @@ function metric(text: string, name: string, labels: string): number | undefined 
 describe('token-rotator daemon (a real process)', () => {
   let port = 0;
   const fx = useCliFixture({
-    env: () => {
-      port = 20000 + Math.floor(Math.random() * 20000);
+    env: async () => {
+      port = await freePort();
       return { ROTATOR_LISTEN: `127.0.0.1:${port}` };
     },
   });

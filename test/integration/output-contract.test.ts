@@ -13,8 +13,15 @@ const schema = JSON.parse(await readFile(resolve(import.meta.dirname, '../../sch
 const validate = new Ajv2020({ allErrors: true, strict: true }).compile(schema);
 
 function envelopeOf(result: CliResult, kind: string) {
-  const parsed = JSON.parse(result.stdout) as { kind: string; items: Array<Record<string, unknown>>; problems: unknown[] };
+  const parsed = JSON.parse(result.stdout) as {
+    apiVersion: string;
+    kind: string;
+    summary: Record<string, unknown>;
+    items: Array<Record<string, unknown>>;
+    problems: unknown[];
+  };
   expect(validate(parsed), JSON.stringify(validate.errors, null, 2)).toBe(true);
+  expect(parsed.apiVersion).toBe('token-rotator/v2');
   expect(parsed.kind).toBe(kind);
   return parsed;
 }
@@ -43,6 +50,8 @@ describe('one JSON contract for every command', () => {
     });
 
     const plan = envelopeOf(await cli('plan', '--json'), 'PlanResult');
+    // The same words as the items' actions and results, and the count a CI gate reads, in every kind.
+    expect(plan.summary).toEqual({ total: 3, rotate: 1, redeliver: 0, skip: 2, failed: 0, interrupted: 0, needsAttention: 0 });
     expect(plan.items.map((i) => [i.name, i.action, i.result, i.expiry])).toEqual([
       ['due', 'rotate', 'ok', 'expires'],
       ['fine', 'skip', 'ok', 'expires'],
@@ -52,6 +61,7 @@ describe('one JSON contract for every command', () => {
     expect(plan.items[2]).toMatchObject({ expiry: 'never', expiresAt: null });
 
     const once = envelopeOf(await cli('once', '--json'), 'RunResult');
+    expect(once.summary).toEqual({ total: 3, rotate: 1, redeliver: 0, skip: 2, failed: 0, interrupted: 0, needsAttention: 0 });
     const rotated = once.items[0]!;
     expect(rotated).toMatchObject({ name: 'due', action: 'rotate', result: 'ok', id: due.id, needsAttention: false });
     expect(rotated.newId).not.toBe(due.id);
@@ -64,9 +74,11 @@ describe('one JSON contract for every command', () => {
     ]);
 
     const rotate = envelopeOf(await cli('rotate', 'fine', '--yes', '--json'), 'RotateResult');
+    expect(rotate.summary).toEqual({ total: 1, rotate: 1, redeliver: 0, skip: 0, failed: 0, interrupted: 0, needsAttention: 0 });
     expect(rotate.items[0]).toMatchObject({ name: 'fine', action: 'rotate', result: 'ok', id: fine.id });
 
     const status = envelopeOf(await cli('status', '--json'), 'Status');
+    expect(status.summary).toEqual({ total: 3, ok: 3, attention: 0, unknown: 0, needsAttention: 0 });
     expect(status.items.map((i) => [i.name, i.health, i.id])).toEqual([
       ['due', 'ok', rotated.newId],
       ['fine', 'ok', (rotate.items[0] as { newId: string }).newId],
@@ -75,11 +87,20 @@ describe('one JSON contract for every command', () => {
     expect(status.items[2]).toMatchObject({ expiry: 'never', expiresAt: null, dueAt: expect.anything() });
 
     expect(envelopeOf(await cli('validate', '--json'), 'Validation')).toMatchObject({
-      summary: { valid: true, online: false },
+      summary: { valid: true, online: false, total: 0, needsAttention: 0 },
       problems: [],
     });
     const online = envelopeOf(await cli('validate', '--online', '--json'), 'Validation');
     expect(online.items.length).toBeGreaterThan(0);
+    expect(online.summary).toMatchObject({ total: online.items.length, needsAttention: 0 });
+
+    // The tables say what the JSON says, in its words.
+    const planTable = await cli('plan');
+    expect(planTable.stdout).toMatch(/^fine\s+skip\s/m);
+    expect(planTable.stdout).toMatch(/\n3 tokens: skip 3\n$/);
+    const onceTable = await cli('once');
+    expect(onceTable.stdout).toMatch(/^due\s+skip\s/m);
+    expect(onceTable.stdout).toMatch(/\n3 tokens: skip 3\n$/);
   });
 
   it('a token never checked, or whose check failed, is unknown (not never), and status does not call it healthy', async () => {
@@ -105,10 +126,16 @@ describe('one JSON contract for every command', () => {
     const rows = table.stdout.split('\n').filter((line) => /^(fine|ghost)\s/.test(line));
     expect(rows).toHaveLength(2);
     expect(rows.join('\n')).not.toMatch(/never/);
-    expect(table.stdout).toMatch(/2 tokens: 0 ok, 2 unknown/);
+    expect(table.stdout).toMatch(/\n2 tokens: unknown 2; 2 need attention\n$/);
 
+    expect(envelopeOf(before, 'Status').summary).toMatchObject({ total: 2, unknown: 2, needsAttention: 2 });
+    const planned = await cli('plan', '--json');
+    expect(planned.code).toBe(1);
+    expect(envelopeOf(planned, 'PlanResult').summary).toMatchObject({ total: 2, skip: 1, failed: 1, needsAttention: 1 });
+    expect(envelopeOf(planned, 'PlanResult').items.map((i) => i.needsAttention)).toEqual([false, true]);
     const once = await cli('once', '--json');
     expect(once.code).toBe(1);
+    expect(envelopeOf(once, 'RunResult').summary).toMatchObject({ total: 2, skip: 1, failed: 1, needsAttention: 1 });
     const ghost = envelopeOf(once, 'RunResult').items[1]!;
     expect(ghost).toMatchObject({ name: 'ghost', action: 'none', result: 'failed', expiry: 'unknown' });
     expect(ghost).not.toHaveProperty('expiresAt');
@@ -134,7 +161,8 @@ describe('one JSON contract for every command', () => {
     expect(once.code).toBe(1);
     expect(once.stdout).toMatch(/cannot write file blocked\/s.token: .*a file is in the way/);
     expect(once.stdout.match(/file blocked\/s.token/g)).toHaveLength(1);
-    expect(once.stdout).toMatch(/\n1 token: 1 failed\n/);
+    expect(once.stdout).toMatch(/^s\s+failed\s/m);
+    expect(once.stdout).toMatch(/\n1 token: failed 1; 1 needs attention\n/);
   });
 });
 
@@ -177,7 +205,7 @@ describe('validate --json of a refused configuration', () => {
       ].join('\n'),
     );
     const { summary, problems } = await refused(['--config', 'rotation.yaml', '--dotenv', fx.envFile]);
-    expect(summary).toEqual({ policy: 'rotation.yaml', valid: false, online: false });
+    expect(summary).toEqual({ policy: 'rotation.yaml', valid: false, online: false, total: 0, needsAttention: 4 });
     expect(problems).toEqual([
       { path: 'tokens[0].id', message: expect.stringContaining('expected string, got number'), line: 4, column: 5 },
       // a missing key: the entry it is missing from
@@ -219,12 +247,12 @@ describe('validate --json of a refused configuration', () => {
 
   it('gives an unreadable policy file and an unreadable dotenv file, without a line', async () => {
     const missing = await refused(['--config', 'missing.yaml', '--dotenv', fx.envFile]);
-    expect(missing.summary).toEqual({ policy: 'missing.yaml', valid: false, online: false });
+    expect(missing.summary).toEqual({ policy: 'missing.yaml', valid: false, online: false, total: 0, needsAttention: 1 });
     expect(missing.problems).toEqual([{ path: join(fx.dir, 'missing.yaml'), message: 'cannot read policy file: no such file' }]);
 
     // The dotenv file may name the policy (ROTATOR_CONFIG): unread, the policy is not known either.
     const dotenv = await refused(['--config', 'rotation.yaml', '--dotenv', 'nope.env', '--online']);
-    expect(dotenv.summary).toEqual({ valid: false, online: false });
+    expect(dotenv.summary).toEqual({ valid: false, online: false, total: 0, needsAttention: 1 });
     expect(dotenv.problems).toEqual([{ path: '--dotenv nope.env', message: expect.stringContaining('cannot read') }]);
   });
 
@@ -239,7 +267,7 @@ describe('validate --json of a refused configuration', () => {
       fx.results.push(result);
       expect(result.code, result.stderr).toBe(2);
       const parsed = envelopeOf(result, 'Validation') as unknown as Refused;
-      expect(parsed.summary).toEqual({ valid: false, online: false });
+      expect(parsed.summary).toEqual({ valid: false, online: false, total: 0, needsAttention: 1 });
       expect(parsed.problems).toEqual([{ path, message: expect.stringMatching(/xml|onlin/) }]);
     }
   });

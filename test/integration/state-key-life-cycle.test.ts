@@ -60,7 +60,7 @@ describe('changing the state key', () => {
     await unlink(join(fx.dir, 'secrets/ingest.token'));
     const dropped = await once({ ROTATOR_STATE_KEY: key(2) });
     expect(dropped.code, dropped.stderr).toBe(0);
-    expect(dropped.stdout).toMatch(/ingest\s+redelivered/);
+    expect(dropped.stdout).toMatch(/ingest\s+redeliver\s/);
     expect(await readFile(join(fx.dir, 'secrets/ingest.token'), 'utf8')).toBe(delivered);
 
     const wrong = await once({ ROTATOR_STATE_KEY: key(3) });

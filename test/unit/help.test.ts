@@ -55,6 +55,20 @@ describe('--help', () => {
     expect(stdout).not.toContain('ROTATOR_OAUTH');
   });
 
+  it.each([
+    ['once', 'RunResult'],
+    ['plan', 'PlanResult'],
+    ['rotate', 'RotateResult'],
+    ['status', 'Status'],
+    ['validate', 'Validation'],
+    ['rbac', 'Rbac'],
+  ])('of %s says --json prints the envelope of kind %s, as it does', async (command, kind) => {
+    const { stdout } = await cli([command, '--help']);
+    const option = /^ {2}--json\s+(.*?)(?=^ {2}-|^\S)/ms.exec(stdout)![1]!.replace(/\s+/g, ' ');
+    expect(option).toContain(`JSON envelope {apiVersion, kind: ${kind}, summary, problems, items}`);
+    expect(option).not.toMatch(/array/);
+  });
+
   it('of daemon names its listener, in every form it takes', async () => {
     const { stdout } = await cli(['daemon', '--help']);
     expect(stdout).toMatch(/ROTATOR_LISTEN +the daemon listener, HOST:PORT, :PORT or PORT/);

@@ -46,8 +46,13 @@ describe('tables for a terminal', () => {
     for (const line of text.trimEnd().split('\n')) expect(line.length).toBeLessThanOrEqual(120);
     expect(text).toMatch(/^TOKEN\s+ACTION\s+ID\s+EXPIRES\s+OLD TOKEN ENDS\s+SINKS\s+REASON$/m);
     expect(text).toContain('OLD TOKEN ENDS: when the replaced token stops working (the overlap)');
-    expect(text).toMatch(/\n1 token: 1 rotated\n$/);
-    expect(formatOutcomes([rotated, { ...rotated, name: 'b' }])).toMatch(/\n2 tokens: 2 rotated\n$/);
+    // The words of the JSON: the action when it went well, else the result; counted by the summary's keys.
+    expect(text).toMatch(/^ingest-prod\s+rotate\s/m);
+    expect(text).toMatch(/\n1 token: rotate 1\n$/);
+    const failed: RunItem = { ...rotated, name: 'b', result: 'failed', needsAttention: true };
+    const both = formatOutcomes([rotated, failed]);
+    expect(both).toMatch(/^b\s+failed\s/m);
+    expect(both).toMatch(/\n2 tokens: rotate 1, failed 1; 1 needs attention\n$/);
   });
 
   it('take the width from a terminal only', () => {

@@ -1,27 +1,27 @@
 import { systemClock } from '../../clock.js';
 import { openRotationDeps } from '../../compose/rotation-deps.js';
 import { createLogger } from '../../log/logger.js';
-import { isRepairable } from '../../policy/sink-drift.js';
 import { planAll } from '../../rotation/plan.js';
 import { guardSharedDependencies } from '../dependency-breaker.js';
 import { formatTable, terminalWidth } from '../format-table.js';
 import { type CliIo, EXIT } from '../io.js';
 import { type GlobalOptions, loadRuntime } from '../load-runtime.js';
+import { actionCountsLine, actionSummary, actionWord } from '../output/counts.js';
 import { envelope, type SharedProblem, toJson } from '../output/envelope.js';
-import { plural, shortDate, showExpiry } from '../output/expiry.js';
-import { type PlanItem, planItem, planSummary } from '../output/plan-items.js';
+import { shortDate, showExpiry } from '../output/expiry.js';
+import { type PlanItem, planItem } from '../output/plan-items.js';
+import { policyIdOf } from '../output/policy-id.js';
 import { formatProblems, isShared, sharedProblems } from '../output/shared-problems.js';
 import { sinkLookup } from '../output/sink-ref.js';
 
 function formatPlan(items: PlanItem[], problems: SharedProblem[], width: number | undefined): string {
   const own = items.filter((i) => !isShared(problems, i.error));
-  const summary = planSummary(items);
   const table = own.length
     ? formatTable(
         ['TOKEN', 'ACTION', 'ID', 'EXPIRES', 'DUE', 'REASON'],
         own.map((i) => [
           i.name,
-          i.result === 'failed' ? 'failed' : i.action,
+          actionWord(i),
           i.id ?? '-',
           showExpiry(i),
           i.dueAt === undefined ? (i.result === 'failed' ? 'unknown' : '-') : shortDate(i.dueAt),
@@ -30,11 +30,7 @@ function formatPlan(items: PlanItem[], problems: SharedProblem[], width: number 
         { width, flexible: [5] },
       )
     : '';
-  return (
-    formatProblems(problems, items.length) +
-    table +
-    `${plural(summary.total, 'token')}: ${summary.rotate} to rotate, ${summary.skip} not due, ${summary.failed} could not be checked\n`
-  );
+  return formatProblems(problems, items.length) + table + actionCountsLine(actionSummary(items));
 }
 
 /** The decisions `once` would take now; reads the service and the state, writes nothing. */
@@ -49,16 +45,16 @@ export async function planCommand(options: GlobalOptions & { json?: boolean }, i
     opened.close(),
   );
   const lookup = sinkLookup(policy, opened.deps.sinks);
-  const items = entries.map((e) => planItem(e, lookup));
+  const policyId = policyIdOf(policy);
+  const items = entries.map((e) => planItem(e, lookup, policyId));
   const problems = sharedProblems(guarded.tripped(), items);
   io.stdout.write(
     options.json
-      ? toJson(envelope('PlanResult', planSummary(items), items, problems))
+      ? toJson(envelope('PlanResult', actionSummary(items), items, problems))
       : formatPlan(items, problems, terminalWidth(io.stdout)),
   );
   if (problems.length > 0 && items.every((i) => i.result === 'failed')) return EXIT.dependency;
   // A sink that cannot be read (the plan of that token is not whole) or that holds another tool's
   // secret (no run can repair it) makes `once` exit 1 too: the same drift kinds, the same answer.
-  const incomplete = (i: PlanItem) => i.result === 'failed' || i.drift.some((d) => !isRepairable(d));
-  return items.some(incomplete) ? EXIT.failed : EXIT.ok;
+  return items.some((i) => i.needsAttention) ? EXIT.failed : EXIT.ok;
 }

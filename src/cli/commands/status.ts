@@ -18,9 +18,11 @@ import type { StateBackend } from '../../state/state-backend.js';
 import { formatTable, terminalWidth } from '../format-table.js';
 import { type CliIo, EXIT } from '../io.js';
 import { type GlobalOptions, loadRuntime, type Runtime } from '../load-runtime.js';
+import { countsLine } from '../output/counts.js';
 import { describeDriftItem } from '../output/drift-items.js';
 import { envelope, toJson } from '../output/envelope.js';
 import { plural, shortDate, showExpiry } from '../output/expiry.js';
+import { policyIdOf } from '../output/policy-id.js';
 import { type SinkLookup, sinkLookup } from '../output/sink-ref.js';
 import { expiryKnown, type StatusItem, statusItem, statusSummary } from '../output/status-items.js';
 import { givenNames, unknownNameIssue } from '../token-names.js';
@@ -53,13 +55,22 @@ function showDrift(s: StatusItem): string {
   return found.length ? found.join('; ') : '-';
 }
 
-/** `3 tokens: 1 ok, 1 need attention, 1 unknown (never checked, or no check has succeeded yet)`. */
+/** `3 tokens: ok 1, attention 1, unknown 1; 2 need attention`, in the words of the JSON's summary. */
 function summaryLine(items: StatusItem[]): string {
-  const { total, ok, attention, unknown } = statusSummary(items);
-  const parts = [`${ok} ok`];
-  if (attention) parts.push(`${attention} need${attention === 1 ? 's' : ''} attention`);
-  if (unknown) parts.push(`${unknown} unknown (never checked, or no check has succeeded yet)`);
-  return `${plural(total, 'token')}: ${parts.join(', ')}\n`;
+  const { total, ok, attention, unknown, needsAttention } = statusSummary(items);
+  const legend = unknown ? 'unknown: never checked, or no check has succeeded yet\n' : '';
+  return (
+    legend +
+    countsLine(
+      total,
+      [
+        ['ok', ok],
+        ['attention', attention],
+        ['unknown', unknown],
+      ],
+      needsAttention,
+    )
+  );
 }
 
 /** A line under the table when the last measured skew of the service's clock is worth knowing. */
@@ -139,7 +150,8 @@ async function readStatus(ctx: StatusContext): Promise<StatusReading> {
   );
   const strays = (await findStrayEntries(policy, backend.journal)).filter((stray) => names === undefined || names.has(stray.name));
   rows.push(...strays.map((stray) => ({ status: strayStatus(stray), known: false, driftKnown: true })));
-  const items = rows.map((r) => statusItem(r.status, r.known, lookup, { authenticated, driftKnown: r.driftKnown }));
+  const policyId = policyIdOf(policy);
+  const items = rows.map((r) => statusItem(r.status, r.known, lookup, { authenticated, driftKnown: r.driftKnown }, policyId));
   return { items, rows: rows.map((r) => r.status) };
 }
 

@@ -29,16 +29,19 @@ export async function validateCommand(options: ValidateOptions, io: CliIo): Prom
 
 /** The `Validation` envelope of a refused configuration: what `validate --json` prints whatever refused it. */
 export function refusedEnvelope(error: ConfigError, cwd: string) {
-  const summary = {
-    ...(error.policyFile ? { policy: relative(cwd, error.policyFile) || error.policyFile } : {}),
-    valid: false,
-    online: false,
-  };
   const problems = error.issues.map(({ path, message, line, column }): ConfigProblem => ({
     path,
     message,
     ...(line !== undefined ? { line, column } : {}),
   }));
+  const summary = {
+    ...(error.policyFile ? { policy: relative(cwd, error.policyFile) || error.policyFile } : {}),
+    valid: false,
+    online: false,
+    // Nothing was checked online; every problem is for a person to fix.
+    total: 0,
+    needsAttention: problems.length,
+  };
   return envelope('Validation', summary, [], problems);
 }
 
@@ -67,7 +70,9 @@ async function validate(options: ValidateOptions, io: CliIo): Promise<number> {
     : undefined;
   if (options.json) {
     // Without --online the items are empty: the policy and the environment were read, nothing was reached.
-    io.stdout.write(toJson(envelope('Validation', { ...summary, valid: true, online: checks !== undefined }, checks ?? [])));
+    const items = checks ?? [];
+    const counts = { total: items.length, needsAttention: items.filter((c) => c.result === 'failed').length };
+    io.stdout.write(toJson(envelope('Validation', { ...summary, valid: true, online: checks !== undefined, ...counts }, items)));
   } else {
     io.stdout.write(
       `policy ${summary.policy}: ${plural(summary.tokens, 'token')}, ${plural(sinks, 'sink')}\nservice ${summary.service}\nstate ${summary.state}\n` +

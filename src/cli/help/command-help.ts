@@ -16,6 +16,7 @@ const HELP = {
     examples: [
       'token-rotator once --config rotation.yaml',
       'token-rotator once --json --log-format json     # for CI: results on stdout, JSON logs on stderr',
+      "token-rotator once --json | jq -e '.summary.needsAttention == 0'   # a CI gate; plan, rotate and status alike",
     ],
     variables: 'network',
   },

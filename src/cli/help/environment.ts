@@ -27,7 +27,7 @@ const DESCRIPTIONS = {
     'earlier state keys, comma-separated: open what they sealed until it is sealed again with ROTATOR_STATE_KEY; `none` accepts state no key authenticates, for one run',
   ROTATOR_STATE_NAMESPACE: 'with the kubernetes backend: the namespace of the state',
   ROTATOR_LEASE_DURATION: 'with the kubernetes backend: how long a Lease lasts (default 15s)',
-  ROTATOR_LOG_LEVEL: 'fatal, error, warn, info (default), debug, trace, silent',
+  ROTATOR_LOG_LEVEL: 'fatal, error, warn, info (default; warn for once, plan and rotate at a terminal, unless -v), debug, trace, silent',
   ROTATOR_LOG_FORMAT: 'auto (default: pretty on a terminal, JSON elsewhere), pretty or json',
   ROTATOR_HTTP_TIMEOUT: 'per request (default 30s)',
   ROTATOR_CONCURRENCY: "names handled at once (default 16; paced by the service's rate-limit headers)",

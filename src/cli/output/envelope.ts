@@ -3,9 +3,17 @@ import type { DependencyFailure } from '../../errors.js';
 /**
  * The one JSON contract of every command's `--json`: `{apiVersion, kind, summary, problems, items}`,
  * described by `schema/output.schema.json`. A field's meaning never changes within an apiVersion;
- * a new field may appear, so readers ignore what they do not know.
+ * a new field may appear, so readers ignore what they do not know. v2: one vocabulary for every
+ * kind's summary (the items' own words, with `total` and `needsAttention` in each), and `id` is the
+ * id the service was asked about (`policyId` beside it when the policy names another).
  */
-export const API_VERSION = 'token-rotator/v1';
+export const API_VERSION = 'token-rotator/v2';
+
+/** What every kind's summary carries: how many items, and how many of them (or, for `Validation`, problems) a person must see. */
+export interface SummaryCounts {
+  total: number;
+  needsAttention: number;
+}
 
 export type OutputKind = 'PlanResult' | 'RunResult' | 'RotateResult' | 'Status' | 'Validation' | 'Rbac';
 
@@ -34,7 +42,7 @@ export interface ConfigProblem {
 }
 
 /** `problems` are the failures shared by every token, except for `Validation`, where they are the configuration's. */
-export interface Envelope<K extends OutputKind, S, I, P = SharedProblem> {
+export interface Envelope<K extends OutputKind, S extends SummaryCounts, I, P = SharedProblem> {
   apiVersion: typeof API_VERSION;
   kind: K;
   summary: S;
@@ -42,7 +50,7 @@ export interface Envelope<K extends OutputKind, S, I, P = SharedProblem> {
   items: I[];
 }
 
-export function envelope<K extends OutputKind, S, I, P = SharedProblem>(
+export function envelope<K extends OutputKind, S extends SummaryCounts, I, P = SharedProblem>(
   kind: K,
   summary: S,
   items: I[],

@@ -5,6 +5,7 @@ import { needsAttention, type TokenOutcome, type VerificationOutcome } from '../
 import type { WriteResult } from '../../sinks/sink.js';
 import { type DriftItem, driftItems } from './drift-items.js';
 import { type Expiry, expiryOf } from './expiry.js';
+import type { PolicyIdOf } from './policy-id.js';
 import type { SinkLookup, SinkRef } from './sink-ref.js';
 
 /** What a token's line in `plan`, `once` and `rotate` says was (or would be) done: the same words in all three. */
@@ -37,8 +38,12 @@ export type RunItem = {
   needsAttention: boolean;
   check?: string;
   reason: string;
-  /** The token's id as found at the start (null: a name no longer in the policy). */
+  /**
+   * The id the service was asked about: the current one from the state, as found at the start (null:
+   * a name no longer in the policy). `policyId`: the policy's, when it names another (an earlier one).
+   */
   id: string | null;
+  policyId?: string;
   newId?: string;
   newExpiresAt?: string | null;
   /** When the replaced token stops working: the overlap's end. */
@@ -62,7 +67,7 @@ function resultOf(outcome: TokenOutcome): RunItem['result'] {
   return outcome.action === 'failed' ? 'failed' : 'ok';
 }
 
-export function runItem(outcome: TokenOutcome, lookup: SinkLookup): RunItem {
+export function runItem(outcome: TokenOutcome, lookup: SinkLookup, policyId: PolicyIdOf): RunItem {
   const result = resultOf(outcome);
   const action: ItemAction = outcome.newId
     ? 'rotate'
@@ -73,6 +78,7 @@ export function runItem(outcome: TokenOutcome, lookup: SinkLookup): RunItem {
         : 'none';
   // A line that failed or stopped before a token was retrieved knows no expiry: null there is not "never".
   const known = outcome.oldId !== '-' && (result === 'ok' || outcome.newId !== undefined || outcome.expiresAt !== null);
+  const id = outcome.oldId === '-' ? null : outcome.oldId;
   return {
     name: outcome.name,
     action,
@@ -80,7 +86,8 @@ export function runItem(outcome: TokenOutcome, lookup: SinkLookup): RunItem {
     needsAttention: needsAttention(outcome),
     ...(outcome.check ? { check: outcome.check } : {}),
     reason: outcome.reason,
-    id: outcome.oldId === '-' ? null : outcome.oldId,
+    id,
+    ...policyId(outcome.name, id),
     ...expiryOf(outcome.expiresAt, known),
     ...(outcome.newId !== undefined ? { newId: outcome.newId, newExpiresAt: outcome.newExpiresAt ?? null } : {}),
     ...(outcome.existingTokenExpiresAt !== undefined ? { existingTokenExpiresAt: outcome.existingTokenExpiresAt } : {}),
@@ -98,27 +105,5 @@ export function runItem(outcome: TokenOutcome, lookup: SinkLookup): RunItem {
     reloads: outcome.reloads ?? [],
     ...(outcome.verification ? { verification: outcome.verification } : {}),
     ...(outcome.error ? { error: outcome.error } : {}),
-  };
-}
-
-export interface RunSummary {
-  total: number;
-  rotated: number;
-  skipped: number;
-  redelivered: number;
-  failed: number;
-  interrupted: number;
-  needsAttention: number;
-}
-
-export function runSummary(items: RunItem[]): RunSummary {
-  return {
-    total: items.length,
-    rotated: items.filter((i) => i.action === 'rotate' && i.result === 'ok').length,
-    skipped: items.filter((i) => i.action === 'skip' && i.result === 'ok').length,
-    redelivered: items.filter((i) => i.action === 'redeliver' && i.result === 'ok').length,
-    failed: items.filter((i) => i.result === 'failed').length,
-    interrupted: items.filter((i) => i.result === 'interrupted').length,
-    needsAttention: items.filter((i) => i.needsAttention).length,
   };
 }

@@ -5,8 +5,10 @@ import type { SinkConfig } from '../../sinks/registry.js';
 import { formatOutcomes } from '../format-outcomes.js';
 import { terminalWidth } from '../format-table.js';
 import type { CliIo } from '../io.js';
+import { actionSummary } from './counts.js';
 import { envelope, toJson } from './envelope.js';
-import { runItem, runSummary } from './run-items.js';
+import { policyIdOf } from './policy-id.js';
+import { runItem } from './run-items.js';
 import { sharedProblems } from './shared-problems.js';
 import { sinkLookup } from './sink-ref.js';
 
@@ -26,11 +28,12 @@ export function writeRunResult(
   },
 ): { sharedFailure: boolean } {
   const lookup = sinkLookup(context.policy, context.sinks);
-  const items = outcomes.map((o) => runItem(o, lookup));
+  const policyId = policyIdOf(context.policy);
+  const items = outcomes.map((o) => runItem(o, lookup, policyId));
   const problems = sharedProblems(context.tripped, items);
   context.io.stdout.write(
     context.json
-      ? toJson(envelope(kind, runSummary(items), items, problems))
+      ? toJson(envelope(kind, actionSummary(items), items, problems))
       : formatOutcomes(items, { width: terminalWidth(context.io.stdout), problems }),
   );
   return { sharedFailure: problems.length > 0 && items.every((i) => i.result !== 'ok') };

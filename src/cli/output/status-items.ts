@@ -2,13 +2,15 @@ import type { TokenStatus } from '../../rotation/token-status.js';
 import type { StateRecord } from '../../state/state-record.js';
 import { type DriftItem, driftItems } from './drift-items.js';
 import { type Expiry, expiryOf } from './expiry.js';
+import type { PolicyIdOf } from './policy-id.js';
 import type { SinkLookup } from './sink-ref.js';
 
 /** One token of `status`, from the state and the sinks alone. */
 export type StatusItem = {
   name: string;
-  /** The current id as the state knows it (null: a name no longer in the policy). */
+  /** The current id as the state knows it (null: a name no longer in the policy); `policyId`: see RunItem. */
   id: string | null;
+  policyId?: string;
   /**
    * `ok`; `attention`: an error, a pending delivery or drift; `unknown`: never checked, or no check
    * has succeeded yet, so nothing is known of its expiry. Only `ok` is healthy.
@@ -49,12 +51,15 @@ export function statusItem(
   known: boolean,
   lookup: SinkLookup,
   read: Pick<StatusItem, 'authenticated' | 'driftKnown'>,
+  policyId: PolicyIdOf,
 ): StatusItem {
   // A sink empty before the name's first delivery is not news (see DriftFinding.initial).
+  const id = status.currentId === '-' ? null : status.currentId;
   const attention = status.lastError !== null || status.pending.length > 0 || status.drift.some((d) => !d.initial);
   return {
     name: status.name,
-    id: status.currentId === '-' ? null : status.currentId,
+    id,
+    ...policyId(status.name, id),
     health: attention ? 'attention' : known ? 'ok' : 'unknown',
     ...expiryOf(status.expiresAt, known),
     lastRotatedAt: status.lastRotatedAt,
@@ -70,14 +75,20 @@ export function statusItem(
   };
 }
 
+/**
+ * Counted by `health`, in its words. `needsAttention`: every token not `ok` (unknown is not healthy
+ * either: a name never checked has not been shown to work), as `status` exits 1 for them.
+ */
 export interface StatusSummary {
   total: number;
   ok: number;
   attention: number;
   unknown: number;
+  needsAttention: number;
 }
 
 export function statusSummary(items: StatusItem[]): StatusSummary {
   const count = (health: StatusItem['health']) => items.filter((i) => i.health === health).length;
-  return { total: items.length, ok: count('ok'), attention: count('attention'), unknown: count('unknown') };
+  const ok = count('ok');
+  return { total: items.length, ok, attention: count('attention'), unknown: count('unknown'), needsAttention: items.length - ok };
 }
