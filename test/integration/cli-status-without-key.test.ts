@@ -110,7 +110,7 @@ it('--json --watch prints one compact envelope per line until SIGTERM or SIGINT,
     expect(lines.at(-1), 'ends with a whole line').toBe('');
     for (const line of lines.slice(0, -1)) {
       const document = JSON.parse(line) as { kind: string; summary: object; items: StatusItem[] };
-      expect(document).toMatchObject({ apiVersion: 'token-rotator/v1', kind: 'Status', summary: { total: 1, ok: 1 } });
+      expect(document).toMatchObject({ apiVersion: 'token-rotator/v2', kind: 'Status', summary: { total: 1, ok: 1 } });
       expect(document.items.map((i) => i.name)).toEqual(['ingest']);
     }
   }
