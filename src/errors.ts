@@ -156,15 +156,25 @@ export class ConfigError extends RotatorError {
   constructor(issues: readonly ConfigIssue[], options: { policyFile?: string } = {}) {
     // Grouped by where they are, so a token's problems read together (tokens[2] before tokens[10]).
     const sorted = [...issues].sort((a, b) => a.path.localeCompare(b.path, 'en', { numeric: true }));
-    super(formatIssues(sorted));
+    super(formatIssues(sorted, options.policyFile));
     this.issues = sorted;
     if (options.policyFile !== undefined) this.policyFile = options.policyFile;
   }
 }
 
-export function formatIssues(issues: readonly ConfigIssue[]): string {
+export function formatIssues(issues: readonly ConfigIssue[], policyFile?: string): string {
   const noun = issues.length === 1 ? 'problem' : 'problems';
-  return `${issues.length} configuration ${noun}:\n${issues.map((i) => `  ${i.path}: ${i.message}`).join('\n')}`;
+  return `${issues.length} configuration ${noun}:\n${issues.map((i) => `  ${positionOf(i, policyFile)}${i.path}: ${i.message}`).join('\n')}`;
+}
+
+/**
+ * `rotation.yaml:7:9: ` before a problem placed in the policy, as compilers write it, so that an
+ * editor or a terminal opens the file there; nothing when the path already is that place (a syntax
+ * error) or the problem is not in the file.
+ */
+function positionOf(issue: ConfigIssue, policyFile: string | undefined): string {
+  if (issue.line === undefined || policyFile === undefined || issue.path.startsWith(`${policyFile}:`)) return '';
+  return `${policyFile}:${issue.line}:${issue.column ?? 1}: `;
 }
 
 /** The authorization server refused or could not be reached. */
