@@ -60,7 +60,13 @@ export type DependencyFailureKind =
   /** The authorization server refused the client (invalid_client, a wrong secret or key). */
   | 'client-refused'
   /** The token service refused the access token itself (401). */
-  | 'access-refused';
+  | 'access-refused'
+  /** The issuer's discovery document did not answer 200 (a wrong ROTATOR_OAUTH_ISSUER). */
+  | 'discovery-failed'
+  /** The token endpoint answered an HTTP error that is not a refusal of the client (404, 5xx). */
+  | 'token-endpoint-failed'
+  /** Every token answered 404, or a 404 not in the service's words: the requests miss the API (ROTATOR_API_URL's path). */
+  | 'wrong-base-path';
 
 export interface DependencyFailure {
   dependency: Dependency;
@@ -121,6 +127,9 @@ export function describeFailureKind(kind: DependencyFailureKind, code?: string):
     timeout: 'no answer in time',
     'client-refused': 'the client was refused',
     'access-refused': 'the access token was refused',
+    'discovery-failed': 'discovery failed',
+    'token-endpoint-failed': 'the token endpoint failed',
+    'wrong-base-path': 'no such API at this address',
   };
   return code ? `${words[kind]} (${code})` : words[kind];
 }
@@ -143,6 +152,12 @@ export function dependencyCheck(dependency: Dependency, kind: DependencyFailureK
       return 'are ROTATOR_OAUTH_CLIENT_ID and its secret (ROTATOR_OAUTH_CLIENT_SECRET) or key right, and is the client allowed the client credentials grant?';
     case 'access-refused':
       return 'is ROTATOR_ACCESS_TOKEN (or the OAuth client) valid for this service and organisation (ROTATOR_ORG_ID)?';
+    case 'discovery-failed':
+      return "is ROTATOR_OAUTH_ISSUER the authorization server's issuer (discovery reads ISSUER/.well-known/openid-configuration)? Without discovery, set ROTATOR_OAUTH_TOKEN_URL to the token endpoint instead";
+    case 'token-endpoint-failed':
+      return 'is the token endpoint right (ROTATOR_OAUTH_TOKEN_URL, or the one ROTATOR_OAUTH_ISSUER advertises), and is the authorization server healthy?';
+    case 'wrong-base-path':
+      return 'check ROTATOR_API_URL (base path): it is the address the API answers at, without /v2 (requests go to ROTATOR_API_URL/v2/tokens/ID), e.g. https://api.axiom.co';
   }
 }
 

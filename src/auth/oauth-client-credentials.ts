@@ -63,14 +63,43 @@ function isTimeout(error: unknown): boolean {
   return false;
 }
 
+/** Which request failed: discovery (the issuer's metadata) or the token request. */
+type Step = 'discovery' | 'token';
+
+/**
+ * An HTTP error that is no refusal of the client (a 404 from a wrong issuer or token URL, a 5xx):
+ * the same for every token, so said once, with the URL asked (its query left out: it may hold
+ * something private), the status, and the variable to check.
+ */
+function failedStep(where: string, step: Step, url: string, status: number): AuthError {
+  const dependencyFailure = shared(where, step === 'discovery' ? 'discovery-failed' : 'token-endpoint-failed');
+  const what = step === 'discovery' ? 'OAuth discovery at' : 'the OAuth token endpoint';
+  return new AuthError(`${what} ${withoutQuery(url, where)} answered HTTP ${status}; ${dependencyFailure.check}`, { dependencyFailure });
+}
+
+function withoutQuery(url: string, fallback: string): string {
+  try {
+    const parsed = new URL(url || fallback);
+    return `${parsed.origin}${parsed.pathname}`;
+  } catch {
+    return originOf(fallback);
+  }
+}
+
 /** Turns openid-client's errors into ours: what the server said, never what we sent. */
-function translate(error: unknown, where: string): AuthError {
+function translate(error: unknown, where: string, step: Step): AuthError {
   if (error instanceof AuthError) return error;
   // openid-client wraps what its fetch throws ("something went wrong"): our own refusal is the cause.
   if ((error as { cause?: unknown })?.cause instanceof AuthError) return (error as { cause: AuthError }).cause;
   if (error instanceof oidc.ResponseBodyError) {
+    // A 5xx with an OAuth error body (`server_error`) is the server failing, not refusing the client.
+    if (error.status >= 500 && !CLIENT_REFUSALS.has(error.error)) return failedStep(where, step, error.response.url, error.status);
     return refused(where, error.error, error.error_description);
   }
+  // openid-client answers a status it did not expect (discovery's 404, a token endpoint's 500 page)
+  // with the response itself as the cause.
+  const response = (error as { cause?: unknown })?.cause;
+  if (response instanceof Response && !response.ok) return failedStep(where, step, response.url, response.status);
   if (error instanceof oidc.WWWAuthenticateChallengeError) {
     // A 401 answers with the error in a WWW-Authenticate challenge instead of the body.
     const parameters = error.cause[0]?.parameters;
@@ -132,9 +161,9 @@ export function oauthClientCredentials(settings: OAuthSettings, options: { clock
   async function fetchToken(): Promise<Secret> {
     try {
       configuration ??= configure();
-      const config = await configuration.catch((error) => {
+      const config = await configuration.catch((error: unknown) => {
         configuration = undefined; // let the next run of discovery try again
-        throw error;
+        throw translate(error, where, settings.issuer ? 'discovery' : 'token');
       });
       const parameters: Record<string, string> = {};
       if (settings.scope) parameters.scope = settings.scope;
@@ -146,7 +175,7 @@ export function oauthClientCredentials(settings: OAuthSettings, options: { clock
       cached = { token, refreshAt: options.clock.now().getTime() + lifetimeMs - margin };
       return token;
     } catch (error) {
-      throw translate(error, where);
+      throw translate(error, where, 'token');
     }
   }
 
