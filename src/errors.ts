@@ -157,7 +157,7 @@ export function dependencyCheck(dependency: Dependency, kind: DependencyFailureK
     case 'token-endpoint-failed':
       return 'is the token endpoint right (ROTATOR_OAUTH_TOKEN_URL, or the one ROTATOR_OAUTH_ISSUER advertises), and is the authorization server healthy?';
     case 'wrong-base-path':
-      return 'check ROTATOR_API_URL (base path): it is the address the API answers at, without /v2 (requests go to ROTATOR_API_URL/v2/tokens/ID), e.g. https://api.axiom.co';
+      return 'is ROTATOR_API_URL the address the API answers at, without /v2 or another path (requests go to ROTATOR_API_URL/v2/tokens/ID, e.g. https://api.axiom.co/v2/tokens/ID)? If the tokens were replaced outside token-rotator instead, set their new ids in the policy';
   }
 }
 

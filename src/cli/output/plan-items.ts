@@ -16,7 +16,8 @@ export type PlanItem = {
   /** When it is (or was) due; null: never; absent: not known. */
   dueAt?: string | null;
   drift: DriftItem[];
-  error?: { message: string };
+  /** `status`: the HTTP status the token service answered, when it answered one. */
+  error?: { message: string; status?: number };
 } & Expiry;
 
 export function planItem(entry: PlanEntry, lookup: SinkLookup): PlanItem {
@@ -31,7 +32,7 @@ export function planItem(entry: PlanEntry, lookup: SinkLookup): PlanItem {
     ...expiryOf(entry.expiresAt, !failed || entry.expiresAt !== null),
     ...(failed ? {} : due),
     drift: driftItems(entry.name, entry.drift, lookup),
-    ...(failed ? { error: { message: entry.reason } } : {}),
+    ...(failed ? { error: { message: entry.reason, ...(entry.status !== undefined ? { status: entry.status } : {}) } } : {}),
   };
 }
 
