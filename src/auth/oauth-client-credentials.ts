@@ -63,6 +63,9 @@ function isTimeout(error: unknown): boolean {
   return false;
 }
 
+/** oauth4webapi's code for metadata naming another issuer (openid-client does not export the constant). */
+const ISSUER_MISMATCH = 'OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED';
+
 /** Which request failed: discovery (the issuer's metadata) or the token request. */
 type Step = 'discovery' | 'token';
 
@@ -71,10 +74,17 @@ type Step = 'discovery' | 'token';
  * the same for every token, so said once, with the URL asked (its query left out: it may hold
  * something private), the status, and the variable to check.
  */
-function failedStep(where: string, step: Step, url: string, status: number): AuthError {
+function failedStep(where: string, step: Step, url: string, status: number, how?: string): AuthError {
   const dependencyFailure = shared(where, step === 'discovery' ? 'discovery-failed' : 'token-endpoint-failed');
   const what = step === 'discovery' ? 'OAuth discovery at' : 'the OAuth token endpoint';
-  return new AuthError(`${what} ${withoutQuery(url, where)} answered HTTP ${status}; ${dependencyFailure.check}`, { dependencyFailure });
+  const answer = `answered HTTP ${status}${how ? ` ${how}` : ''}`;
+  return new AuthError(`${what} ${withoutQuery(url, where)} ${answer}; ${dependencyFailure.check}`, { dependencyFailure });
+}
+
+/** Where openid-client looks for an issuer's metadata: the well-known path after the issuer's own. */
+function discoveryUrl(issuer: string): string {
+  const url = new URL(issuer);
+  return `${url.origin}${url.pathname.replace(/\/$/, '')}/.well-known/openid-configuration`;
 }
 
 function withoutQuery(url: string, fallback: string): string {
@@ -97,9 +107,24 @@ function translate(error: unknown, where: string, step: Step): AuthError {
     return refused(where, error.error, error.error_description);
   }
   // openid-client answers a status it did not expect (discovery's 404, a token endpoint's 500 page)
-  // with the response itself as the cause.
-  const response = (error as { cause?: unknown })?.cause;
-  if (response instanceof Response && !response.ok) return failedStep(where, step, response.url, response.status);
+  // with the response itself as the cause; at discovery, a 200 that is no metadata (a web site's
+  // page) too.
+  const cause = (error as { cause?: unknown })?.cause;
+  if (cause instanceof Response && (!cause.ok || step === 'discovery')) {
+    return failedStep(where, step, cause.url, cause.status, cause.ok ? 'but not with discovery metadata (JSON)' : undefined);
+  }
+  if (step === 'discovery' && (error as { code?: unknown })?.code === ISSUER_MISMATCH) {
+    // The metadata names another issuer: most often a trailing slash, or a tenant path, that differs.
+    const named = (cause as { body?: { issuer?: unknown } } | undefined)?.body?.issuer;
+    const issuer = typeof named === 'string' ? JSON.stringify(remoteText(named)) : 'another issuer';
+    return failedStep(
+      where,
+      step,
+      discoveryUrl(where),
+      200,
+      `but for the issuer ${issuer}, not ${JSON.stringify(withoutQuery(where, where))}`,
+    );
+  }
   if (error instanceof oidc.WWWAuthenticateChallengeError) {
     // A 401 answers with the error in a WWW-Authenticate challenge instead of the body.
     const parameters = error.cause[0]?.parameters;
