@@ -14,7 +14,7 @@ import { withPositions } from '../config/issue-positions.js';
 import { parsePolicy } from '../config/load-policy.js';
 import { readPolicyText } from '../config/policy-text.js';
 import type { Policy } from '../config/types.js';
-import { unknownRotatorVariables, type UnknownVariable } from '../config/unknown-variables.js';
+import { unknownRotatorVariables, type UnknownVariable, withTypoHints } from '../config/unknown-variables.js';
 import { AuthError, ConfigError, type ConfigIssue } from '../errors.js';
 import { createLogger } from '../log/logger.js';
 import type { NotificationTarget } from '../notify/notifier.js';
@@ -107,8 +107,8 @@ export async function loadRuntime(options: GlobalOptions, io: { env: Env; cwd: s
   const checked = await collect(issues, () =>
     checkPolicy(policyPath, { env, settings: local, environmentFiles, cwd: io.cwd, notifications: serviceUsed }),
   );
-  if (issues.length > 0 || !settings || !checked) throw new ConfigError(issues, { policyFile: policyPath });
-  const unknown = unknownVariablesOf(env, io.env, options.dotenv ?? '.env', checked.policy);
+  const unknown = unknownVariablesOf(env, io.env, options.dotenv ?? '.env', checked?.policy);
+  if (issues.length > 0 || !settings || !checked) throw new ConfigError(withTypoHints(issues, unknown), { policyFile: policyPath });
   if (checked.policy.warnings.length > 0 || unknown.length > 0) {
     const logger = createLogger({ level: local!.logLevel });
     for (const warning of checked.policy.warnings) logger.warn({ path: warning.path, policy: policyPath }, warning.message);
@@ -195,8 +195,10 @@ function policyReferences(policy: Policy): Reference[] {
 }
 
 /** The `ROTATOR_*` variables set in the environment or the dotenv file that nothing reads, the policy's references aside. */
-function unknownVariablesOf(env: Env, given: Env, dotenv: string, policy: Policy): UnknownVariable[] {
-  const referenced = new Set([...policyReferences(policy).map((r) => r.variable), ...policy.notifications.map((n) => n.urlFrom)]);
+function unknownVariablesOf(env: Env, given: Env, dotenv: string, policy: Policy | undefined): UnknownVariable[] {
+  const referenced = new Set(
+    policy ? [...policyReferences(policy).map((r) => r.variable), ...policy.notifications.map((n) => n.urlFrom)] : [],
+  );
   // What the merged environment has and the process's does not came from the dotenv file.
   const fromFile = Object.keys(env).filter((name) => !(name in given));
   return unknownRotatorVariables({ environment: Object.keys(given), dotenv: { file: dotenv, names: fromFile } }, referenced);

@@ -1,4 +1,5 @@
-import { didYouMean } from '../common/nearest-name.js';
+import { nearestName } from '../common/nearest-name.js';
+import type { ConfigIssue } from '../errors.js';
 import { VARIABLES } from './env.js';
 
 /** The test hook's variable (see `compose/rotation-deps.ts`): read, so never unknown. */
@@ -11,6 +12,8 @@ export interface UnknownVariable {
   name: string;
   /** Where it was set: `the environment`, or the dotenv file as given. */
   where: string;
+  /** The known name it most likely meant, if one is close. */
+  meant?: string;
   /** The warning: what was ignored, and the known name it most likely meant. */
   message: string;
 }
@@ -32,11 +35,30 @@ export function unknownRotatorVariables(
       .sort()
       .map((name) => {
         seen.add(name);
+        const meant = nearestName(name, KNOWN);
         return {
           name,
           where,
-          message: `${name} (set in ${where}) is not a variable token-rotator reads, so it is ignored${didYouMean(name, KNOWN)}`,
+          ...(meant !== undefined ? { meant } : {}),
+          message: `${name} (set in ${where}) is not a variable token-rotator reads, so it is ignored${meant ? `; did you mean ${meant}?` : ''}`,
         };
       });
   return [...unknown(set.environment, 'the environment'), ...(set.dotenv ? unknown(set.dotenv.names, set.dotenv.file) : [])];
+}
+
+/**
+ * A refused environment's problems, each about a variable an unknown one most likely meant with
+ * that one named: `env.ROTATOR_API_URL: required` is fixed by the typo `ROTATOR_API_UR` beside it.
+ */
+export function withTypoHints(issues: readonly ConfigIssue[], unknown: readonly UnknownVariable[]): ConfigIssue[] {
+  return issues.map((issue) => {
+    // `env.NAME: ...`, or `env: ...` naming the variables it lacks (no credentials).
+    const about = (name: string) => issue.path === `env.${name}` || (issue.path === 'env' && issue.message.includes(name));
+    const typos = unknown.filter((u) => u.meant !== undefined && about(u.meant));
+    if (typos.length === 0) return issue;
+    return {
+      ...issue,
+      message: `${issue.message}; ${typos.map((u) => `${u.name} is set (in ${u.where}): a typo of ${u.meant}?`).join('; ')}`,
+    };
+  });
 }

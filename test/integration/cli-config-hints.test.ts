@@ -43,6 +43,20 @@ describe('configuration messages that name the fix', () => {
     expect(result.stderr).toContain('did you mean ROTATOR_STATE_KEY_FILE?');
   });
 
+  it('names the typo beside the variable a refused environment lacks', async () => {
+    await oneToken();
+    const result = await runCli(['validate', '--config', 'rotation.yaml'], {
+      cwd: dir,
+      env: { ROTATOR_API_UR: 'http://127.0.0.1:9', ROTATOR_ACCES_TOKEN: 'canary-static-bearer-2402' },
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(
+      'env.ROTATOR_API_URL: required; ROTATOR_API_UR is set (in the environment): a typo of ROTATOR_API_URL?',
+    );
+    expect(result.stderr).toContain('ROTATOR_ACCES_TOKEN is set (in the environment): a typo of ROTATOR_ACCESS_TOKEN?');
+    expect(result.stderr).not.toContain('canary-static-bearer-2402');
+  });
+
   it('does not warn of a variable the policy takes a value from, nor of its _FILE', async () => {
     await oneToken({ notifications: [{ type: 'webhook', urlFrom: 'ROTATOR_TEAM_WEBHOOK' }] });
     await writeFile(join(dir, 'hook.url'), 'http://127.0.0.1:9/hook\n');
