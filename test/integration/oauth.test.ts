@@ -190,7 +190,7 @@ describe('a misbehaving authorization server', () => {
       .getAccessToken()
       .catch((e: unknown) => e)) as AuthError;
     expect(error.message).toMatch(
-      new RegExp(`^the OAuth token endpoint ${hostile.url}/token answered HTTP 503; is the token endpoint right`),
+      new RegExp(`^the OAuth token endpoint ${hostile.url}/token answered HTTP 503; check ROTATOR_OAUTH_TOKEN_URL$`),
     );
     expect(error.dependencyFailure).toMatchObject({ kind: 'token-endpoint-failed', target: hostile.url });
     expectNoLeak({ message: error.message }, [SECRET]);
