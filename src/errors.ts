@@ -60,7 +60,13 @@ export type DependencyFailureKind =
   /** The authorization server refused the client (invalid_client, a wrong secret or key). */
   | 'client-refused'
   /** The token service refused the access token itself (401). */
-  | 'access-refused';
+  | 'access-refused'
+  /** The issuer's discovery document did not answer 200 (a wrong ROTATOR_OAUTH_ISSUER). */
+  | 'discovery-failed'
+  /** The token endpoint answered an HTTP error that is not a refusal of the client (404, 5xx). */
+  | 'token-endpoint-failed'
+  /** Every token answered 404, or a 404 not in the service's words: the requests miss the API (ROTATOR_API_URL's path). */
+  | 'wrong-base-path';
 
 export interface DependencyFailure {
   dependency: Dependency;
@@ -121,6 +127,9 @@ export function describeFailureKind(kind: DependencyFailureKind, code?: string):
     timeout: 'no answer in time',
     'client-refused': 'the client was refused',
     'access-refused': 'the access token was refused',
+    'discovery-failed': 'discovery failed',
+    'token-endpoint-failed': 'the token endpoint failed',
+    'wrong-base-path': 'no such API at this address',
   };
   return code ? `${words[kind]} (${code})` : words[kind];
 }
@@ -143,6 +152,12 @@ export function dependencyCheck(dependency: Dependency, kind: DependencyFailureK
       return 'are ROTATOR_OAUTH_CLIENT_ID and its secret (ROTATOR_OAUTH_CLIENT_SECRET) or key right, and is the client allowed the client credentials grant?';
     case 'access-refused':
       return 'is ROTATOR_ACCESS_TOKEN (or the OAuth client) valid for this service and organisation (ROTATOR_ORG_ID)?';
+    case 'discovery-failed':
+      return "is ROTATOR_OAUTH_ISSUER the authorization server's issuer (discovery reads ISSUER/.well-known/openid-configuration)? Without discovery, set ROTATOR_OAUTH_TOKEN_URL to the token endpoint instead";
+    case 'token-endpoint-failed':
+      return 'is the token endpoint right (ROTATOR_OAUTH_TOKEN_URL, or the one ROTATOR_OAUTH_ISSUER advertises), and is the authorization server healthy?';
+    case 'wrong-base-path':
+      return 'is ROTATOR_API_URL the address the API answers at, without /v2 or another path (requests go to ROTATOR_API_URL/v2/tokens/ID, e.g. https://api.axiom.co/v2/tokens/ID)? If the tokens were replaced outside token-rotator instead, set their new ids in the policy';
   }
 }
 
@@ -156,15 +171,25 @@ export class ConfigError extends RotatorError {
   constructor(issues: readonly ConfigIssue[], options: { policyFile?: string } = {}) {
     // Grouped by where they are, so a token's problems read together (tokens[2] before tokens[10]).
     const sorted = [...issues].sort((a, b) => a.path.localeCompare(b.path, 'en', { numeric: true }));
-    super(formatIssues(sorted));
+    super(formatIssues(sorted, options.policyFile));
     this.issues = sorted;
     if (options.policyFile !== undefined) this.policyFile = options.policyFile;
   }
 }
 
-export function formatIssues(issues: readonly ConfigIssue[]): string {
+export function formatIssues(issues: readonly ConfigIssue[], policyFile?: string): string {
   const noun = issues.length === 1 ? 'problem' : 'problems';
-  return `${issues.length} configuration ${noun}:\n${issues.map((i) => `  ${i.path}: ${i.message}`).join('\n')}`;
+  return `${issues.length} configuration ${noun}:\n${issues.map((i) => `  ${positionOf(i, policyFile)}${i.path}: ${i.message}`).join('\n')}`;
+}
+
+/**
+ * `rotation.yaml:7:9: ` before a problem placed in the policy, as compilers write it, so that an
+ * editor or a terminal opens the file there; nothing when the path already is that place (a syntax
+ * error) or the problem is not in the file.
+ */
+function positionOf(issue: ConfigIssue, policyFile: string | undefined): string {
+  if (issue.line === undefined || policyFile === undefined || issue.path.startsWith(`${policyFile}:`)) return '';
+  return `${policyFile}:${issue.line}:${issue.column ?? 1}: `;
 }
 
 /** The authorization server refused or could not be reached. */

@@ -14,6 +14,7 @@ import {
 import { remoteText } from '../http/remote-text.js';
 import { ResponseTooLargeError } from '../http/response-size.js';
 import { scrubSecrets } from '../secret.js';
+import { wrongBasePath } from './wrong-base-path.js';
 
 /**
  * A regenerate answered with one of these was not committed (the service never commits a 429), so
@@ -122,6 +123,15 @@ export function translateApiError(
       (serviceMessage ? `: ${serviceMessage}` : '') +
       hint(status) +
       (traceId ? ` (trace id ${traceId})` : '');
+    // An API answers an unknown id in its own words; a web page (a proxy's, a web server's) says
+    // the request never reached the API: the same for every token, however many there are.
+    if (status === 404 && isWebPage(error.response.headers)) {
+      return wrongBasePath(
+        seen.url ?? originOf(error.options?.url),
+        `the token service at ${originOf(seen.url)} answered 404 with a web page, not the API's answer`,
+        op,
+      );
+    }
     if (status === 401) {
       // The same refusal for every token: said without the token, so that a run says it once.
       const dependencyFailure = sharedFailure(error, 'access-refused');
@@ -150,6 +160,11 @@ export function translateApiError(
     return new RegenerateOutcomeUnknownError(`${message}; the service may or may not have regenerated the token`, { op, cause });
   }
   return new ApiError(message, { op, cause });
+}
+
+function isWebPage(headers: Record<string, string | string[] | undefined>): boolean {
+  const type = headers['content-type'];
+  return /^\s*text\/html\b/i.test(Array.isArray(type) ? (type[0] ?? '') : (type ?? ''));
 }
 
 function sharedFailure(error: RequestError, kind: DependencyFailure['kind']): DependencyFailure {

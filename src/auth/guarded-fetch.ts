@@ -37,7 +37,10 @@ export function guardedFetch(where: string, limit = MAX_RESPONSE_BYTES, base: ty
     const headers = new Headers(response.headers);
     headers.delete('content-encoding');
     headers.delete('content-length');
-    return new Response(Buffer.concat(chunks), { status: response.status, statusText: response.statusText, headers });
+    const copy = new Response(Buffer.concat(chunks), { status: response.status, statusText: response.statusText, headers });
+    // A constructed Response has no URL: the one asked is kept, for a message to name what failed.
+    Object.defineProperty(copy, 'url', { value: response.url || url });
+    return copy;
   };
 }
 

@@ -63,13 +63,72 @@ function isTimeout(error: unknown): boolean {
   return false;
 }
 
+/** oauth4webapi's code for metadata naming another issuer (openid-client does not export the constant). */
+const ISSUER_MISMATCH = 'OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED';
+
+/** Which request failed: discovery (the issuer's metadata) or the token request. */
+type Step = 'discovery' | 'token';
+
+/** The variable that led to the authorization server: the issuer's, or the bare token endpoint's. */
+type Variable = 'ROTATOR_OAUTH_ISSUER' | 'ROTATOR_OAUTH_TOKEN_URL';
+
+/**
+ * An HTTP error that is no refusal of the client (a 404 from a wrong issuer or token URL, a 5xx):
+ * the same for every token, so said once, with the URL asked (its query left out: it may hold
+ * something private), the status, and the variable that led there; the check says more.
+ */
+function failedStep(where: string, variable: Variable, step: Step, url: string, status: number, how?: string): AuthError {
+  const dependencyFailure = shared(where, step === 'discovery' ? 'discovery-failed' : 'token-endpoint-failed');
+  const what = step === 'discovery' ? 'OAuth discovery at' : 'the OAuth token endpoint';
+  const answer = `answered HTTP ${status}${how ? ` ${how}` : ''}`;
+  return new AuthError(`${what} ${withoutQuery(url, where)} ${answer}; check ${variable}`, { dependencyFailure });
+}
+
+/** Where openid-client looks for an issuer's metadata: the well-known path after the issuer's own. */
+function discoveryUrl(issuer: string): string {
+  const url = new URL(issuer);
+  return `${url.origin}${url.pathname.replace(/\/$/, '')}/.well-known/openid-configuration`;
+}
+
+function withoutQuery(url: string, fallback: string): string {
+  try {
+    const parsed = new URL(url || fallback);
+    return `${parsed.origin}${parsed.pathname}`;
+  } catch {
+    return originOf(fallback);
+  }
+}
+
 /** Turns openid-client's errors into ours: what the server said, never what we sent. */
-function translate(error: unknown, where: string): AuthError {
+function translate(error: unknown, where: string, variable: Variable, step: Step): AuthError {
   if (error instanceof AuthError) return error;
   // openid-client wraps what its fetch throws ("something went wrong"): our own refusal is the cause.
   if ((error as { cause?: unknown })?.cause instanceof AuthError) return (error as { cause: AuthError }).cause;
   if (error instanceof oidc.ResponseBodyError) {
+    // A 5xx with an OAuth error body (`server_error`) is the server failing, not refusing the client.
+    if (error.status >= 500 && !CLIENT_REFUSALS.has(error.error))
+      return failedStep(where, variable, step, error.response.url, error.status);
     return refused(where, error.error, error.error_description);
+  }
+  // openid-client answers a status it did not expect (discovery's 404, a token endpoint's 500 page)
+  // with the response itself as the cause; at discovery, a 200 that is no metadata (a web site's
+  // page) too.
+  const cause = (error as { cause?: unknown })?.cause;
+  if (cause instanceof Response && (!cause.ok || step === 'discovery')) {
+    return failedStep(where, variable, step, cause.url, cause.status, cause.ok ? 'but not with discovery metadata (JSON)' : undefined);
+  }
+  if (step === 'discovery' && (error as { code?: unknown })?.code === ISSUER_MISMATCH) {
+    // The metadata names another issuer: most often a trailing slash, or a tenant path, that differs.
+    const named = (cause as { body?: { issuer?: unknown } } | undefined)?.body?.issuer;
+    const issuer = typeof named === 'string' ? JSON.stringify(remoteText(named)) : 'another issuer';
+    return failedStep(
+      where,
+      variable,
+      step,
+      discoveryUrl(where),
+      200,
+      `but for the issuer ${issuer}, not ${JSON.stringify(withoutQuery(where, where))}`,
+    );
   }
   if (error instanceof oidc.WWWAuthenticateChallengeError) {
     // A 401 answers with the error in a WWW-Authenticate challenge instead of the body.
@@ -97,6 +156,7 @@ function translate(error: unknown, where: string): AuthError {
  */
 export function oauthClientCredentials(settings: OAuthSettings, options: { clock: Clock; timeoutMs: number }): AccessTokenSource {
   const where = (settings.issuer ?? settings.tokenUrl)!.href;
+  const variable: Variable = settings.issuer ? 'ROTATOR_OAUTH_ISSUER' : 'ROTATOR_OAUTH_TOKEN_URL';
   const fetchGuard = guardedFetch(where);
   let configuration: Promise<oidc.Configuration> | undefined;
   let cached: { token: Secret; refreshAt: number } | undefined;
@@ -132,9 +192,9 @@ export function oauthClientCredentials(settings: OAuthSettings, options: { clock
   async function fetchToken(): Promise<Secret> {
     try {
       configuration ??= configure();
-      const config = await configuration.catch((error) => {
+      const config = await configuration.catch((error: unknown) => {
         configuration = undefined; // let the next run of discovery try again
-        throw error;
+        throw translate(error, where, variable, settings.issuer ? 'discovery' : 'token');
       });
       const parameters: Record<string, string> = {};
       if (settings.scope) parameters.scope = settings.scope;
@@ -146,7 +206,7 @@ export function oauthClientCredentials(settings: OAuthSettings, options: { clock
       cached = { token, refreshAt: options.clock.now().getTime() + lifetimeMs - margin };
       return token;
     } catch (error) {
-      throw translate(error, where);
+      throw translate(error, where, variable, 'token');
     }
   }
 

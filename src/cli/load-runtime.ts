@@ -1,7 +1,7 @@
 import { dirname, resolve } from 'node:path';
 
 import { type Env } from '../common/env-variables.js';
-import { checkReferences } from '../common/reference.js';
+import { checkReferences, type Reference } from '../common/reference.js';
 import {
   type LocalSettings,
   type LogLevel,
@@ -15,6 +15,7 @@ import { withPositions } from '../config/issue-positions.js';
 import { parsePolicy } from '../config/load-policy.js';
 import { readPolicyText } from '../config/policy-text.js';
 import type { Policy } from '../config/types.js';
+import { unknownRotatorVariables, type UnknownVariable, withTypoHints } from '../config/unknown-variables.js';
 import { AuthError, ConfigError, type ConfigIssue } from '../errors.js';
 import { createLogger } from '../log/logger.js';
 import type { NotificationTarget } from '../notify/notifier.js';
@@ -116,10 +117,13 @@ export async function loadRuntime(options: GlobalOptions, io: { env: Env; cwd: s
   const checked = await collect(issues, () =>
     checkPolicy(policyPath, { env, settings: local, environmentFiles, cwd: io.cwd, notifications: serviceUsed }),
   );
-  if (issues.length > 0 || !settings || !checked) throw new ConfigError(issues, { policyFile: policyPath });
-  if (checked.policy.warnings.length > 0) {
+  const unknown = unknownVariablesOf(env, io.env, options.dotenv ?? '.env', checked?.policy);
+  if (issues.length > 0 || !settings || !checked) throw new ConfigError(withTypoHints(issues, unknown), { policyFile: policyPath });
+  if (checked.policy.warnings.length > 0 || unknown.length > 0) {
     const logger = createLogger({ level: local!.logLevel });
     for (const warning of checked.policy.warnings) logger.warn({ path: warning.path, policy: policyPath }, warning.message);
+    // Warned, not refused: a variable meant for another tool, or one a newer version reads, must not stop a rotation.
+    for (const variable of unknown) logger.warn({ variable: variable.name, where: variable.where }, variable.message);
   }
   return { env, settings, ...checked, policyPath, environmentFiles, cwd: io.cwd };
 }
@@ -177,14 +181,7 @@ export async function checkPolicy(
         ? { targets: [], issues: [] }
         : (await import('../notify/notifier.js')).resolveTargets(policy.notifications, context.env, context.cwd);
     issues.push(...notifications.issues);
-    const references = policy.tokens.flatMap((token, t) => [
-      ...token.sinks.flatMap((sink, s) => sinkReferences(sink).map((r) => ({ ...r, path: `tokens[${t}].sinks[${s}].${r.path}` }))),
-      ...token.reload.flatMap((reload, r) =>
-        reloadReferences(reload).map((ref) => ({ ...ref, path: `${token.reloadAt}[${r}].${ref.path}` })),
-      ),
-    ]);
-    // A reload in `defaults` is every token's: its problem is one problem.
-    const unique = [...new Map(references.map((r) => [r.path, r])).values()];
+    const unique = policyReferences(policy);
     issues.push(...checkReferences(unique, context.env, context.cwd));
     issues.push(...passEnvReferenceIssues(policy, unique));
     if (context.settings) {
@@ -193,6 +190,28 @@ export async function checkPolicy(
     if (issues.length === 0) return { policy, notificationTargets: notifications.targets };
   }
   throw new ConfigError(text === undefined ? issues : withPositions(issues, text), { policyFile: file });
+}
+
+/** The variables the policy's sinks and reloads take credentials from, each with where it is written. */
+function policyReferences(policy: Policy): Reference[] {
+  const references = policy.tokens.flatMap((token, t) => [
+    ...token.sinks.flatMap((sink, s) => sinkReferences(sink).map((r) => ({ ...r, path: `tokens[${t}].sinks[${s}].${r.path}` }))),
+    ...token.reload.flatMap((reload, r) =>
+      reloadReferences(reload).map((ref) => ({ ...ref, path: `${token.reloadAt}[${r}].${ref.path}` })),
+    ),
+  ]);
+  // A reload in `defaults` is every token's: its problem is one problem.
+  return [...new Map(references.map((r) => [r.path, r])).values()];
+}
+
+/** The `ROTATOR_*` variables set in the environment or the dotenv file that nothing reads, the policy's references aside. */
+function unknownVariablesOf(env: Env, given: Env, dotenv: string, policy: Policy | undefined): UnknownVariable[] {
+  const referenced = new Set(
+    policy ? [...policyReferences(policy).map((r) => r.variable), ...policy.notifications.map((n) => n.urlFrom)] : [],
+  );
+  // What the merged environment has and the process's does not came from the dotenv file.
+  const fromFile = Object.keys(env).filter((name) => !(name in given));
+  return unknownRotatorVariables({ environment: Object.keys(given), dotenv: { file: dotenv, names: fromFile } }, referenced);
 }
 
 /** The policy read again as at start, with the environment read at start. */

@@ -1,6 +1,8 @@
 import type { z } from 'zod';
 
 import type { ConfigIssue } from '../errors.js';
+import { didYouMean } from './nearest-name.js';
+import { allowedKeysOf } from './strict-object.js';
 
 /** `['tokens', 1, 'sinks', 0, 'path']` -> `tokens[1].sinks[0].path` */
 export function formatPath(path: ReadonlyArray<PropertyKey>, prefix = ''): string {
@@ -29,7 +31,8 @@ function quoteHint(expected: string, input: unknown): string {
 
 /**
  * Zod's default wording is written for developers; these are for the person editing a policy file.
- * Every issue keeps its full path, and unknown keys are reported one per key with what is allowed.
+ * Every issue keeps its full path, and unknown keys are reported one per key with what is allowed
+ * and the allowed key it most likely meant.
  */
 export function fromZodIssues(issues: readonly z.core.$ZodIssue[], prefix = ''): ConfigIssue[] {
   const out: ConfigIssue[] = [];
@@ -47,7 +50,10 @@ export function fromZodIssues(issues: readonly z.core.$ZodIssue[], prefix = ''):
       }
       case 'unrecognized_keys':
         for (const key of issue.keys) {
-          out.push({ path: formatPath([...path, key], prefix), message: `unknown key (${issue.message})` });
+          out.push({
+            path: formatPath([...path, key], prefix),
+            message: `unknown key${didYouMean(String(key), allowedKeysOf(issue.message))} (${issue.message})`,
+          });
         }
         break;
       case 'invalid_value':

@@ -18,6 +18,8 @@ export interface PlanEntry {
   dueAt: string | null;
   /** Sinks that do not hold the current secret, found by reading them back. */
   drift?: DriftFinding[];
+  /** The HTTP status the token service answered, when the check failed on one. */
+  status?: number;
 }
 
 /** The decisions `once` would take now, with nothing written anywhere. */
@@ -80,13 +82,15 @@ export async function planAll(
         } catch (error) {
           if (sharedFailure(error)) deps.logger.warn({ tokenName: policyToken.name }, `not checked: ${(error as Error).message}`);
           else deps.logger.error({ tokenName: policyToken.name, err: error }, 'check failed');
+          const summary = errorSummary(error);
           return {
             name: policyToken.name,
             id: asked.id ?? policyToken.id,
             expiresAt: null,
             action: 'error',
-            reason: errorSummary(error).message,
+            reason: summary.message,
             dueAt: null,
+            ...(summary.status !== undefined ? { status: summary.status } : {}),
           };
         }
       }),

@@ -272,13 +272,15 @@ describe('configuration and usage errors', () => {
     );
     const result = await runCli([command], { cwd: dir, env: env() });
     expect(result.code).toBe(2);
+    // each at file:line:col of the entry it names, as a compiler writes it
+    const at = (place: string) => `${join(dir, 'config/rotation.yaml')}:${place}:`;
     expect(result.stderr).toBe(
       'token-rotator: 4 configuration problems:\n' +
-        '  tokens[0].id: required\n' +
-        '  tokens[0].sinks[0].path: required\n' +
+        `  ${at('3:5')} tokens[0].id: required\n` +
+        `  ${at('4:13')} tokens[0].sinks[0].path: required\n` +
         // the duplicate name in the same pass as the field errors
-        "  tokens[1].name: 'a' is already used by tokens[0]; names must be unique\n" +
-        "  tokens[1].overlap: 'forever' is not a duration such as 90s, 15m, 1h30m, 7d, 2w or ISO 8601 P7D\n",
+        `  ${at('5:5')} tokens[1].name: 'a' is already used by tokens[0]; names must be unique\n` +
+        `  ${at('7:5')} tokens[1].overlap: 'forever' is not a duration such as 90s, 15m, 1h30m, 7d, 2w or ISO 8601 P7D\n`,
     );
     expect(result.stdout).toBe('');
     expect(connections).toBe(0);

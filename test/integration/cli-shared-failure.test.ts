@@ -1,9 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { runCli, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
 import { freePort } from '../helpers/free-port.js';
 import { itemsOf } from '../helpers/output-items.js';
+import { startRecorder } from '../helpers/recorder.js';
 
 const DAY = 24 * 3600_000;
 
@@ -80,5 +81,55 @@ describe('a failure every token shares is said once, with what to check, and exi
     expect(result.stdout + result.stderr).not.toContain(wrong);
     // one token request: the rest of the run did not ask again
     expect(fx.emulator.requests.filter((r) => r.op === 'retrieve' || r.op === 'regenerate')).toHaveLength(0);
+  });
+
+  it('a wrong ROTATOR_OAUTH_ISSUER names the discovery URL, its status and the variable, once, exit 3', async () => {
+    await twentyTokens();
+    const wrong = `${fx.emulator.issuer}/wrong`;
+    const result = await cli({ ROTATOR_OAUTH_ISSUER: wrong }, 'once');
+    expect(result.code).toBe(3);
+    const message = `OAuth discovery at ${wrong}/.well-known/openid-configuration answered HTTP 404; check ROTATOR_OAUTH_ISSUER\n`;
+    expect(result.stdout.split(message)).toHaveLength(2);
+    expect(result.stdout).toContain("check: is ROTATOR_OAUTH_ISSUER the authorization server's issuer");
+    expect(result.stdout).toContain('20 of 20 tokens not checked');
+    expect(result.stdout + result.stderr).not.toContain('unexpected HTTP response status code');
+    expect(fx.emulator.requests.filter((r) => r.op === 'retrieve' || r.op === 'regenerate')).toHaveLength(0);
+
+    const json = await cli({ ROTATOR_OAUTH_ISSUER: wrong }, 'once', '--json');
+    expect(json.code).toBe(3);
+    expect((JSON.parse(json.stdout) as { problems: unknown[] }).problems).toEqual([
+      expect.objectContaining({
+        dependency: 'authorization server',
+        kind: 'discovery-failed',
+        target: new URL(wrong).origin,
+        message: message.trim(),
+      }),
+    ]);
+  });
+
+  describe('a token endpoint that fails', () => {
+    let status = 500;
+    let endpoint: Awaited<ReturnType<typeof startRecorder>>;
+    beforeAll(async () => {
+      endpoint = await startRecorder((_req, res) => res.writeHead(status, { 'content-type': 'text/html' }).end('<html>down</html>'));
+    });
+    afterAll(async () => {
+      await endpoint.close();
+    });
+
+    it.each([500, 404])('answering %i names the token endpoint and the status, once, exit 3', async (answered) => {
+      status = answered;
+      endpoint.calls.length = 0;
+      await twentyTokens();
+      const result = await cli({ ROTATOR_OAUTH_ISSUER: '', ROTATOR_OAUTH_TOKEN_URL: `${endpoint.url}/oauth2/token?tenant=t1` }, 'once');
+      expect(result.code).toBe(3);
+      const message = `the OAuth token endpoint ${endpoint.url}/oauth2/token answered HTTP ${answered}; check ROTATOR_OAUTH_TOKEN_URL\n`;
+      expect(result.stdout.split(message)).toHaveLength(2);
+      expect(result.stdout).toContain('check: is the token endpoint right (ROTATOR_OAUTH_TOKEN_URL');
+      expect(result.stdout).toContain('20 of 20 tokens not checked');
+      // the query is not echoed: it may hold something private
+      expect(result.stdout + result.stderr).not.toContain('tenant=t1');
+      expect(endpoint.calls.length).toBeLessThan(20);
+    });
   });
 });

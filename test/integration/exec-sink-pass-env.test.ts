@@ -25,7 +25,8 @@ describe("an exec sink's passEnv", () => {
 
   function expectRefused(result: CliResult, problems: string[]) {
     expect(result.code, result.stdout + result.stderr).toBe(2);
-    const said = result.stderr.split('\n').map((line) => line.trim());
+    // each problem as `path: message`, the policy file's `file:line:col: ` before it set aside
+    const said = result.stderr.split('\n').map((line) => line.trim().replace(/^\S+:\d+:\d+: /, ''));
     for (const problem of problems) expect(said).toContain(problem);
     expect(result.stderr).not.toMatch(/^\s+at /m);
     expect(fx.emulator.requests).toEqual([]);

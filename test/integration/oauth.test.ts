@@ -107,6 +107,19 @@ describe('OAuth client credentials against oidc-provider', () => {
     expectNoLeak({ message: error.message, stack: String(error.stack) }, [wrong, BASIC_SECRET]);
   });
 
+  it('names an issuer whose metadata names another issuer (a trailing slash) as a discovery failure every token shares', async () => {
+    const issuer = `${emulator.issuer}/`;
+    const error = (await oauthClientCredentials(settings({ issuer: new URL(issuer) }), { clock: systemClock, timeoutMs: 5000 })
+      .getAccessToken()
+      .catch((e: unknown) => e)) as AuthError;
+    expect(error).toBeInstanceOf(AuthError);
+    expect(error.message).toContain(
+      `OAuth discovery at ${issuer}.well-known/openid-configuration answered HTTP 200 but for the issuer "${emulator.issuer}", not "${issuer}"`,
+    );
+    expect(error.dependencyFailure).toMatchObject({ dependency: 'authorization server', kind: 'discovery-failed' });
+    expectNoLeak({ message: error.message }, [BASIC_SECRET]);
+  });
+
   it('reports an unreachable authorization server', async () => {
     const source = oauthClientCredentials(settings({ issuer: new URL('http://127.0.0.1:9/oauth') }), {
       clock: systemClock,
@@ -169,6 +182,33 @@ describe('a misbehaving authorization server', () => {
     });
     await expect(source.getAccessToken()).rejects.toThrow(/redirect \(302\)/);
     expect(elsewhere.calls).toEqual([]);
+  });
+
+  it('names a token endpoint failing with an OAuth error body (503 temporarily_unavailable) as the server failing, not refusing the client', async () => {
+    answer = (res) => res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'temporarily_unavailable' }));
+    const error = (await oauthClientCredentials(oauth({}), { clock: systemClock, timeoutMs: 3000 })
+      .getAccessToken()
+      .catch((e: unknown) => e)) as AuthError;
+    expect(error.message).toMatch(
+      new RegExp(`^the OAuth token endpoint ${hostile.url}/token answered HTTP 503; check ROTATOR_OAUTH_TOKEN_URL$`),
+    );
+    expect(error.dependencyFailure).toMatchObject({ kind: 'token-endpoint-failed', target: hostile.url });
+    expectNoLeak({ message: error.message }, [SECRET]);
+  });
+
+  it('names a discovery answered by a web page, not metadata', async () => {
+    answer = (res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>a web site</html>');
+    const source = oauthClientCredentials(oauth({ issuer: new URL(`${hostile.url}/site`), tokenUrl: undefined }), {
+      clock: systemClock,
+      timeoutMs: 3000,
+    });
+    const error = (await source.getAccessToken().catch((e: unknown) => e)) as AuthError;
+    expect(error.message).toMatch(
+      new RegExp(
+        `^OAuth discovery at ${hostile.url}/site/\\.well-known/openid-configuration answered HTTP 200 but not with discovery metadata`,
+      ),
+    );
+    expect(error.dependencyFailure?.kind).toBe('discovery-failed');
   });
 
   it('cuts off a token answer that inflates past the bound', async () => {

@@ -192,6 +192,7 @@ describe('plan: the decisions `once` would take now, with nothing written anywhe
       action: 'error',
       reason: expect.stringContaining('503'),
       dueAt: null,
+      status: 503,
     });
     expect(entries[1]).toMatchObject({ name: 'calm', action: 'skip' });
   });

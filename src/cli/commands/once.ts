@@ -20,7 +20,7 @@ export async function onceCommand(options: GlobalOptions & { json?: boolean }, i
   const logger = createLogger({ level: settings.logLevel });
   warnAboutUnsafeSettings(settings, env, logger);
   const opened = await openRotationDeps(settings, logger, systemClock, env, {}, io.cwd);
-  const guarded = guardSharedDependencies(opened.deps.api);
+  const guarded = guardSharedDependencies(opened.deps.api, { tokens: policy.tokens.length, apiUrl: settings.apiUrl });
   // A CronJob's pod is sent SIGTERM on eviction: stop starting names, and let the ones in flight end.
   const shutdown = createShutdown();
   const removeSignalHandlers = stopOnSignals(shutdown, { deadlineMs: 8_000, logger });

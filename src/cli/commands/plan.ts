@@ -40,7 +40,7 @@ export async function planCommand(options: GlobalOptions & { json?: boolean }, i
   // The environment with the --dotenv file's variables, as `once` has it: the sinks find their
   // credentials and the kubeconfig there.
   const opened = await openRotationDeps(settings, logger, systemClock, env, {}, io.cwd);
-  const guarded = guardSharedDependencies(opened.deps.api);
+  const guarded = guardSharedDependencies(opened.deps.api, { tokens: policy.tokens.length, apiUrl: settings.apiUrl });
   const entries = await planAll(policy, { ...opened.deps, api: guarded.api }, { concurrency: settings.concurrency }).finally(() =>
     opened.close(),
   );

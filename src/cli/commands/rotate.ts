@@ -70,7 +70,7 @@ export async function rotateCommand(given: string[], options: RotateCommandOptio
   const logger = createLogger({ level: settings.logLevel });
   warnAboutUnsafeSettings(settings, env, logger);
   const opened = await openRotationDeps(settings, logger, systemClock, env, {}, io.cwd);
-  const guarded = guardSharedDependencies(opened.deps.api);
+  const guarded = guardSharedDependencies(opened.deps.api, { tokens: names.length, apiUrl: settings.apiUrl });
   const deps = { ...opened.deps, api: guarded.api };
   logger.warn({ tokens: names, reason, overlapMs: overlapMs ?? null }, 'emergency rotation requested');
   const notify = createNotifier(notificationTargets, logger);

@@ -8,7 +8,8 @@ const MEANINGS = {
   ok: 'done: every due token was rotated and delivered, or none was due',
   failed: 'some token failed or needs attention (each one is named); the others were still processed',
   usage: 'usage or configuration error, found before any network call; every problem is listed with its path',
-  dependency: 'nothing could be checked: the token service or the authorization server is unreachable or refused the credentials',
+  dependency:
+    'nothing could be checked: the token service or the authorization server is unreachable, refused the credentials, or is not at the configured address (a wrong issuer or API path)',
   interrupted: 'stopped by SIGINT (Ctrl-C): work in flight was finished or interrupted, not failed; the next run takes it up',
   terminated: 'stopped by SIGTERM (a pod evicted, a CronJob deadline): as for SIGINT',
 } satisfies Record<keyof typeof EXIT, string>;

@@ -24,7 +24,8 @@ export type PlanItem = {
   /** When it is (or was) due; null: never; absent: not known. */
   dueAt?: string | null;
   drift: DriftItem[];
-  error?: { message: string };
+  /** `status`: the HTTP status the token service answered, when it answered one. */
+  error?: { message: string; status?: number };
 } & Expiry;
 
 export function planItem(entry: PlanEntry, lookup: SinkLookup, policyId: PolicyIdOf): PlanItem {
@@ -43,6 +44,6 @@ export function planItem(entry: PlanEntry, lookup: SinkLookup, policyId: PolicyI
     ...expiryOf(entry.expiresAt, !failed || entry.expiresAt !== null),
     ...(failed ? {} : due),
     drift,
-    ...(failed ? { error: { message: entry.reason } } : {}),
+    ...(failed ? { error: { message: entry.reason, ...(entry.status !== undefined ? { status: entry.status } : {}) } } : {}),
   };
 }

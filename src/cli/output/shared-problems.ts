@@ -6,10 +6,7 @@ import { plural } from './expiry.js';
  * The shared failure of a run (see `dependency-breaker.ts`) as one problem, with the tokens it
  * stopped: those whose error is that very failure.
  */
-export function sharedProblems(
-  tripped: RotatorError | undefined,
-  items: Array<{ name: string; error?: { message: string } }>,
-): SharedProblem[] {
+export function sharedProblems(tripped: RotatorError | undefined, items: Array<{ name: string; error?: LineError }>): SharedProblem[] {
   const failure = tripped?.dependencyFailure;
   if (!tripped || !failure) return [];
   return [
@@ -19,14 +16,25 @@ export function sharedProblems(
       target: failure.target,
       message: tripped.message,
       check: failure.check,
-      tokens: items.filter((i) => i.error?.message === tripped.message).map((i) => i.name),
+      tokens: items.filter((i) => stoppedBy(failure.kind, tripped.message, i.error)).map((i) => i.name),
     },
   ];
 }
 
+/** What a line's failure is, as far as telling it for the shared one goes. */
+type LineError = { message: string; status?: number };
+
+/**
+ * A line failed of the shared failure when it carries that very error (the breaker threw it), or,
+ * for a wrong base path found once every token had answered, when it is one of those 404s.
+ */
+function stoppedBy(kind: SharedProblem['kind'], message: string, error: LineError | undefined): boolean {
+  return error !== undefined && (error.message === message || (kind === 'wrong-base-path' && error.status === 404));
+}
+
 /** Whether a line's failure is the shared one: said above the table, not again on the line. */
-export function isShared(problems: SharedProblem[], error: { message: string } | undefined): SharedProblem | undefined {
-  return error ? problems.find((p) => p.message === error.message) : undefined;
+export function isShared(problems: SharedProblem[], error: LineError | undefined): SharedProblem | undefined {
+  return problems.find((p) => stoppedBy(p.kind, p.message, error));
 }
 
 /** How many names a line lists before it says how many more: the JSON has them all. */
