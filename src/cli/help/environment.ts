@@ -27,6 +27,7 @@ const DESCRIPTIONS = {
     'earlier state keys, comma-separated: open what they sealed until it is sealed again with ROTATOR_STATE_KEY; `none` accepts state no key authenticates, for one run',
   ROTATOR_STATE_NAMESPACE: 'with the kubernetes backend: the namespace of the state',
   ROTATOR_LEASE_DURATION: 'with the kubernetes backend: how long a Lease lasts (default 15s)',
+  ROTATOR_KUBERNETES_EVENTS: 'on (default) or off: Kubernetes Events on the Secrets and workloads a rotation touches',
   ROTATOR_LOG_LEVEL: 'fatal, error, warn, info (default), debug, trace, silent',
   ROTATOR_LOG_FORMAT: 'auto (default: pretty on a terminal, JSON elsewhere), pretty or json',
   ROTATOR_HTTP_TIMEOUT: 'per request (default 30s)',
@@ -46,7 +47,7 @@ export const VARIABLES_READ = {
   network: [...LOCAL, ...SERVICE],
   daemon: [...LOCAL, ...SERVICE, 'ROTATOR_LISTEN'],
   local: LOCAL,
-  rbac: ['ROTATOR_CONFIG', 'ROTATOR_STATE_BACKEND', 'ROTATOR_STATE_NAMESPACE'],
+  rbac: ['ROTATOR_CONFIG', 'ROTATOR_STATE_BACKEND', 'ROTATOR_STATE_NAMESPACE', 'ROTATOR_KUBERNETES_EVENTS'],
 } satisfies Record<string, Variable[]>;
 
 /** The "Environment:" block of a command's help. */
