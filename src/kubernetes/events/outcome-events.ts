@@ -1,4 +1,5 @@
 import type { TokenPolicy } from '../../config/types.js';
+import { describeDrift } from '../../policy/sink-drift.js';
 import { parseRolloutTarget } from '../../reload/rollout/rollout-config.js';
 import type { SinkOutcome, TokenOutcome } from '../../rotation/outcome.js';
 import { scrubSecrets } from '../../secret.js';
@@ -68,7 +69,7 @@ export function eventsForOutcome(outcome: TokenOutcome, token: TokenPolicy): Eve
         type: 'Normal',
         reason: 'Repaired',
         action: 'Redeliver',
-        note: `${name} (${outcome.oldId}): this Secret ${drift ? `was ${drift.kind}` : 'lacked the current secret'}; delivered the current secret again from the one token-rotator holds (no new token)`,
+        note: `${name} (${outcome.oldId}): ${drift ? describeDrift(drift) : 'this Secret lacked the current secret'}; delivered the current secret again, the one token-rotator holds (no new token)`,
       };
     });
   } else if (outcome.action === 'failed') {
