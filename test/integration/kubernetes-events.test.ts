@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { emulatorSecrets, writePolicy } from '../helpers/cli.js';
+import { emulatorSecrets, startCli, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
 import { kubectlIn } from '../helpers/kubectl.js';
 import { secretData, seedDeployment, useKubernetesDouble } from '../helpers/kubernetes.js';
@@ -99,4 +99,23 @@ describe('Kubernetes Events of a rotation and a repair, through kubectl', () => 
     expect(itemsOf(run.stdout)[0]).toMatchObject({ action: 'rotate' });
     expect(eventRequests().slice(before)).toEqual([]);
   });
+
+  it('the daemon records them too, on the Secret and on the workload it restarts', async () => {
+    await policyFor('logs', 'logs-token', 'logs-api');
+    const daemon = startCli(['daemon', '--listen', '127.0.0.1:0', '--config', 'rotation.yaml', '--dotenv', fx.envFile], { cwd: fx.dir });
+    const reasonsOn = (name: string) =>
+      (k.double.objects.list('events', 'apps') as Array<{ reason: string; regarding: { name: string } }>)
+        .filter((e) => e.regarding.name === name)
+        .map((e) => e.reason);
+    try {
+      await expect
+        .poll(() => [...reasonsOn('logs-token'), ...reasonsOn('logs-api')], { timeout: 60_000, interval: 200 })
+        .toEqual(['Rotated', 'RolloutRestarted']);
+    } finally {
+      daemon.child.kill('SIGTERM');
+    }
+    const result = await daemon.done;
+    fx.results.push(result);
+    expect(result.code, result.stderr).toBe(0);
+  }, 120_000);
 });
