@@ -79,6 +79,17 @@ describe('the Kubernetes Event recorder, against the API double', () => {
     expect(events()).toHaveLength(3);
   });
 
+  it("names the regarding object's uid when it can read it, as kubectl describe looks Events up by it", async () => {
+    const secret = k.double.objects.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'ingest-token', namespace: 'apps' } });
+    try {
+      const recorder = createEventRecorder({ client, logger: silentLogger(), clock: fixedClock('2026-03-01T10:00:00Z') });
+      await recorder.record(rotated());
+      expect(events()[0]).toMatchObject({ regarding: { name: 'ingest-token', uid: (secret.metadata as Json).uid } });
+    } finally {
+      k.double.objects.delete('secrets', 'apps', 'ingest-token');
+    }
+  });
+
   it('creates the Event again when the one its series patches is gone', async () => {
     const recorder = createEventRecorder({ client, logger: silentLogger(), clock: fixedClock('2026-03-01T10:00:00Z') });
     await recorder.record(rotated());

@@ -66,6 +66,22 @@ describe('Kubernetes Events of a rotation and a repair, through kubectl', () => 
     const wide = await kubectl('get', 'events', '-n', 'apps', '-o', 'wide');
     expect(wide).toMatch(/token-rotator, \S+/);
 
+    // As `kubectl describe` finds an object's Events: by kind, name and uid.
+    const uid = (k.double.objects.get('deployments', 'apps', 'ingest-api')!.metadata as { uid: string }).uid;
+    const byUid = await kubectl(
+      'get',
+      'events',
+      '-n',
+      'apps',
+      '--field-selector',
+      `involvedObject.kind=Deployment,involvedObject.name=ingest-api,involvedObject.uid=${uid}`,
+    );
+    expect(byUid).toMatch(/RolloutRestarted/);
+    const describedDeployment = await kubectl('describe', 'deployment', 'ingest-api', '-n', 'apps');
+    expect(describedDeployment).toMatch(
+      /Events:[\s\S]*Normal\s+RolloutRestarted\s+\S+\s+token-rotator\s+restarted: token 'ingest' was rotated/,
+    );
+
     // The Secret says what manages it, and for which token.
     const described = await kubectl('describe', 'secret', 'ingest-token', '-n', 'apps');
     expect(described).toMatch(/Labels:\s+app\.kubernetes\.io\/managed-by=token-rotator/);

@@ -5,7 +5,7 @@ import { KubernetesError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import type { KubernetesClient } from '../client.js';
 import { EventSeriesCache, REPORTING_INSTANCE_LENGTH_LIMIT, type SeriesStep } from './event-series.js';
-import type { EventIntent } from './event-types.js';
+import type { EventIntent, ObjectReference } from './event-types.js';
 
 /** How long one Event may hold up what records it: Events are best effort, a rotation is not. */
 export const EVENT_WAIT_MS = 5_000;
@@ -25,6 +25,12 @@ export interface EventRecorderOptions {
 }
 
 const eventsPath = (namespace: string) => `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/events`;
+
+/** The API path of the object an Event is about: the kinds token-rotator touches are plural by an `s`. */
+function objectPath(ref: ObjectReference): string {
+  const prefix = ref.apiVersion.includes('/') ? `/apis/${ref.apiVersion}` : `/api/${ref.apiVersion}`;
+  return `${prefix}/namespaces/${encodeURIComponent(ref.namespace)}/${ref.kind.toLowerCase()}s/${encodeURIComponent(ref.name)}`;
+}
 
 /**
  * Records events.k8s.io/v1 Events as client-go's recorder (k8s.io/client-go/tools/events) does:
@@ -79,15 +85,31 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
     }
   }
 
+  /**
+   * The regarding object with its uid, as client-go's reference to an object has it: `kubectl
+   * describe` lists an object's Events by kind, name and uid. Read by name (the rotator may get
+   * each object it writes or restarts); without it, the Event is recorded all the same.
+   */
+  async function withUid(intent: EventIntent, signal: AbortSignal): Promise<EventIntent> {
+    try {
+      const object = await (await options.client()).get<{ metadata?: { uid?: string } }>(objectPath(intent.regarding), { signal });
+      const uid = object?.metadata?.uid;
+      return uid ? { ...intent, regarding: { ...intent.regarding, uid } } : intent;
+    } catch {
+      return intent;
+    }
+  }
+
   return {
-    async record(intent) {
+    async record(given) {
+      const signal = AbortSignal.timeout(waitMs);
+      const intent = await withUid(given, signal);
       const step = series.next(intent, options.clock.now());
       if (step.kind === 'create' && intent.note !== step.event.note)
         options.logger.debug({ reason: intent.reason }, 'Event note cut to 1024 characters');
       const key = `${step.event.metadata.namespace}/${step.event.metadata.name}`;
       const previous = inFlight.get(key) ?? Promise.resolve();
       const current = previous.then(async () => {
-        const signal = AbortSignal.timeout(waitMs);
         try {
           await send(step, signal);
         } catch (error) {

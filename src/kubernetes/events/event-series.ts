@@ -86,7 +86,7 @@ export class EventSeriesCache {
 }
 
 function isomorphicKey(intent: EventIntent): string {
-  const ref = (r: EventIntent['regarding'] | undefined) => (r ? [r.apiVersion, r.kind, r.namespace, r.name] : []);
+  const ref = (r: EventIntent['regarding'] | undefined) => (r ? [r.apiVersion, r.kind, r.namespace, r.name, r.uid ?? ''] : []);
   return JSON.stringify([intent.type, intent.action, intent.reason, ref(intent.regarding), ref(intent.related), intent.note]);
 }
 

@@ -4,6 +4,8 @@ export interface ObjectReference {
   kind: string;
   namespace: string;
   name: string;
+  /** Filled in by the recorder when it can read the object: `kubectl describe` finds Events by it. */
+  uid?: string;
 }
 
 /**
