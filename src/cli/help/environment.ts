@@ -40,12 +40,14 @@ const ALL = Object.keys(DESCRIPTIONS) as Variable[];
 const SERVICE: Variable[] = ALL.filter(
   (name) => name === 'ROTATOR_API_URL' || name === 'ROTATOR_ORG_ID' || name === 'ROTATOR_ACCESS_TOKEN' || name.startsWith('ROTATOR_OAUTH_'),
 );
-const LOCAL: Variable[] = ALL.filter((name) => !SERVICE.includes(name) && name !== 'ROTATOR_LISTEN');
+/** Read only by the commands that rotate (once, rotate, the daemon): the Events are of their outcomes. */
+const ROTATING: Variable[] = ['ROTATOR_KUBERNETES_EVENTS'];
+const LOCAL: Variable[] = ALL.filter((name) => !SERVICE.includes(name) && !ROTATING.includes(name) && name !== 'ROTATOR_LISTEN');
 
 /** Which variables a command reads: the service's only when it calls the service, the listener only for the daemon. */
 export const VARIABLES_READ = {
-  network: [...LOCAL, ...SERVICE],
-  daemon: [...LOCAL, ...SERVICE, 'ROTATOR_LISTEN'],
+  network: [...LOCAL, ...ROTATING, ...SERVICE],
+  daemon: [...LOCAL, ...ROTATING, ...SERVICE, 'ROTATOR_LISTEN'],
   local: LOCAL,
   rbac: ['ROTATOR_CONFIG', 'ROTATOR_STATE_BACKEND', 'ROTATOR_STATE_NAMESPACE', 'ROTATOR_KUBERNETES_EVENTS'],
 } satisfies Record<string, Variable[]>;
