@@ -3,8 +3,8 @@ import type { Env } from '../common/env-variables.js';
 import type { Policy } from '../config/types.js';
 import { kubernetesClient } from '../kubernetes/client.js';
 import { createEventRecorder, type EventRecorder } from '../kubernetes/events/event-recorder.js';
-import { eventsForOutcome, recordsEvents } from '../kubernetes/events/outcome-events.js';
 import type { Logger } from '../log/logger.js';
+import { eventsForOutcome, recordsEvents } from '../notify/kubernetes-events.js';
 import type { Notify } from '../notify/notifier.js';
 
 /**

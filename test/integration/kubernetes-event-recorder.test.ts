@@ -6,7 +6,7 @@ import { resolveConnection } from '../../src/kubernetes/connection.js';
 import { createEventRecorder } from '../../src/kubernetes/events/event-recorder.js';
 import { SERIES_FINISH_MS } from '../../src/kubernetes/events/event-series.js';
 import type { EventIntent } from '../../src/kubernetes/events/event-types.js';
-import { eventsForOutcome } from '../../src/kubernetes/events/outcome-events.js';
+import { eventsForOutcome } from '../../src/notify/kubernetes-events.js';
 import type { TokenOutcome } from '../../src/rotation/outcome.js';
 import { Secret } from '../../src/secret.js';
 import { silentLogger } from '../fakes/fake-deps.js';

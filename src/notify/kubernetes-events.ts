@@ -1,17 +1,24 @@
-import type { TokenPolicy } from '../../config/types.js';
-import { describeDrift } from '../../policy/sink-drift.js';
-import { parseRolloutTarget } from '../../reload/rollout/rollout-config.js';
-import type { SinkOutcome, TokenOutcome } from '../../rotation/outcome.js';
-import { scrubSecrets } from '../../secret.js';
-import { describeKubernetesSecret, type KubernetesSecretSinkConfig } from '../../sinks/kubernetes-secret/kubernetes-secret-config.js';
-import type { EventIntent, ObjectReference } from './event-types.js';
+import type { EventIntent, ObjectReference } from '../kubernetes/events/event-types.js';
+import { describeDrift } from '../policy/sink-drift.js';
+import type { ReloadConfig } from '../reload/registry.js';
+import { parseRolloutTarget } from '../reload/rollout/rollout-config.js';
+import type { SinkOutcome, TokenOutcome } from '../rotation/outcome.js';
+import { scrubSecrets } from '../secret.js';
+import { describeKubernetesSecret, type KubernetesSecretSinkConfig } from '../sinks/kubernetes-secret/kubernetes-secret-config.js';
+import type { SinkConfig } from '../sinks/registry.js';
+
+/** What of a token's policy its Events are about: where it is delivered, and what is restarted. */
+export interface TokenTargets {
+  sinks: readonly SinkConfig[];
+  reload: readonly ReloadConfig[];
+}
 
 /** Whether a policy gives any Event to record: a Kubernetes Secret sink, or a rollout reload. */
-export function recordsEvents(tokens: readonly TokenPolicy[]): boolean {
+export function recordsEvents(tokens: readonly TokenTargets[]): boolean {
   return tokens.some((t) => secretSinksOf(t).length > 0 || t.reload.some((r) => r.type === 'rollout'));
 }
 
-const secretSinksOf = (token: TokenPolicy) => token.sinks.filter((s): s is KubernetesSecretSinkConfig => s.type === 'kubernetes-secret');
+const secretSinksOf = (token: TokenTargets) => token.sinks.filter((s): s is KubernetesSecretSinkConfig => s.type === 'kubernetes-secret');
 
 const secretReference = (config: KubernetesSecretSinkConfig): ObjectReference => ({
   apiVersion: 'v1',
@@ -21,14 +28,15 @@ const secretReference = (config: KubernetesSecretSinkConfig): ObjectReference =>
 });
 
 /**
- * The Events an outcome gives, decided here without side effects: on each Kubernetes Secret the
+ * The Kubernetes Events an outcome gives, as noticesFor gives its notices, decided here without
+ * side effects (src/kubernetes/events records them): on each Kubernetes Secret the
  * token is delivered to, what happened to it (`Rotated`, `Repaired`, `VerifyFailed`,
  * `DeliveryFailed`, `RotationRefused` before anything was regenerated, `RotationFailed` after),
  * and on each workload restarted for it (`RolloutRestarted`, `RolloutRestartFailed`). Notes name
  * the token, its ids and what to do; an outcome carries nothing secret, and each note is scrubbed
  * of known secrets all the same.
  */
-export function eventsForOutcome(outcome: TokenOutcome, token: TokenPolicy): EventIntent[] {
+export function eventsForOutcome(outcome: TokenOutcome, token: TokenTargets): EventIntent[] {
   const secrets = secretSinksOf(token);
   const name = `token '${outcome.name}'`;
   const sinkOf = (config: KubernetesSecretSinkConfig): SinkOutcome | undefined =>

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import type { TokenPolicy } from '../../src/config/types.js';
 import { EventSeriesCache, NOTE_LENGTH_LIMIT } from '../../src/kubernetes/events/event-series.js';
-import { eventsForOutcome, recordsEvents } from '../../src/kubernetes/events/outcome-events.js';
+import { eventsForOutcome, recordsEvents } from '../../src/notify/kubernetes-events.js';
 import type { TokenOutcome } from '../../src/rotation/outcome.js';
 
 const SINK = 'kubernetes-secret apps/ingest-token[token]';
