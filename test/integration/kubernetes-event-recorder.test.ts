@@ -10,6 +10,7 @@ import { eventsForOutcome } from '../../src/notify/kubernetes-events.js';
 import type { TokenOutcome } from '../../src/rotation/outcome.js';
 import { Secret } from '../../src/secret.js';
 import { silentLogger } from '../fakes/fake-deps.js';
+import { modelProblems } from '../helpers/kubernetes-models.js';
 import { type KubernetesHere, kubernetesHere } from '../helpers/kubernetes.js';
 import { rawLog } from '../helpers/raw-log.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -58,6 +59,8 @@ describe('the Kubernetes Event recorder, against the API double', () => {
       note: "token 'ingest' rotated: tok-1 -> tok-2",
     });
     expect(events()[0]).not.toHaveProperty('series');
+    // As kubernetes-models (the API's OpenAPI schema) reads it: no field unknown, none of the wrong type.
+    expect(await modelProblems({ apiVersion: 'events.k8s.io/v1', kind: 'Event', ...events()[0] })).toEqual([]);
 
     clock.advance(60_000);
     await recorder.record(rotated());
@@ -65,6 +68,7 @@ describe('the Kubernetes Event recorder, against the API double', () => {
     await recorder.record(rotated());
     expect(events()).toHaveLength(1);
     expect(events()[0]).toMatchObject({ series: { count: 3, lastObservedTime: '2026-03-01T10:02:00.123000Z' } });
+    expect(await modelProblems({ apiVersion: 'events.k8s.io/v1', kind: 'Event', ...events()[0] })).toEqual([]);
     const writes = k.double.requests.filter((r) => r.method !== 'GET');
     expect(writes.map((r) => [r.verb, r.contentType])).toEqual([
       ['create', 'application/json'],
