@@ -10,8 +10,8 @@ import { eventsForOutcome } from '../../src/notify/kubernetes-events.js';
 import type { TokenOutcome } from '../../src/rotation/outcome.js';
 import { Secret } from '../../src/secret.js';
 import { silentLogger } from '../fakes/fake-deps.js';
-import { modelProblems } from '../helpers/kubernetes-models.js';
 import { type KubernetesHere, kubernetesHere } from '../helpers/kubernetes.js';
+import { modelProblems } from '../helpers/kubernetes-models.js';
 import { rawLog } from '../helpers/raw-log.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
