@@ -64,6 +64,8 @@ export interface LocalSettings {
    * write. Refused otherwise, since anyone who can write the state could have planted it.
    */
   acceptUnauthenticatedState: boolean;
+  /** `ROTATOR_KUBERNETES_EVENTS` (on by default): Kubernetes Events on the Secrets and workloads of each outcome. */
+  kubernetesEvents: boolean;
 }
 
 export type Settings = ServiceSettings & LocalSettings;
@@ -91,6 +93,7 @@ export const VARIABLES = [
   'ROTATOR_STATE_KEY_PREVIOUS',
   'ROTATOR_STATE_NAMESPACE',
   'ROTATOR_LEASE_DURATION',
+  'ROTATOR_KUBERNETES_EVENTS',
   'ROTATOR_LOG_LEVEL',
   'ROTATOR_LOG_FORMAT',
   'ROTATOR_HTTP_TIMEOUT',
@@ -253,6 +256,7 @@ export const DEFAULT_CONCURRENCY = 16;
 export function readLocalSettings(env: Env, cwd: string, policyDir: string = cwd): LocalSettings {
   const issues: ConfigIssue[] = [];
   const logLevel = oneOf(env, 'ROTATOR_LOG_LEVEL', LOG_LEVELS, 'info', issues);
+  const kubernetesEvents = oneOf(env, 'ROTATOR_KUBERNETES_EVENTS', ['on', 'off'], 'on', issues) === 'on';
   let httpTimeoutMs = 30_000;
   if (present(env, 'ROTATOR_HTTP_TIMEOUT')) {
     const parsed = parseDuration(env.ROTATOR_HTTP_TIMEOUT!);
@@ -288,7 +292,17 @@ export function readLocalSettings(env: Env, cwd: string, policyDir: string = cwd
     : join(policyDir, DEFAULT_STATE_FOLDER);
   if (issues.length > 0) throw new ConfigError(issues);
   const stateBackend = env.ROTATOR_STATE_BACKEND || 'file';
-  return { stateDir, stateBackend, logLevel, httpTimeoutMs, concurrency, stateKey, previousStateKeys, acceptUnauthenticatedState };
+  return {
+    stateDir,
+    stateBackend,
+    logLevel,
+    httpTimeoutMs,
+    concurrency,
+    stateKey,
+    previousStateKeys,
+    acceptUnauthenticatedState,
+    kubernetesEvents,
+  };
 }
 
 /**

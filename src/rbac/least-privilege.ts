@@ -89,8 +89,19 @@ function stateRole(tokens: readonly TokenPolicy[], namespace: string): RoleSpec 
   return { purpose: 'state', namespace, rules };
 }
 
+/** The Kubernetes Events on the Secrets and workloads of a namespace (see src/kubernetes/events). */
+const EVENTS_RULE: ExplainedRule = {
+  rule: rule('events.k8s.io', 'events', ['create', 'patch']),
+  why: [
+    'Kubernetes Events on the Secrets written and the workloads restarted here (Rotated, Repaired,',
+    'VerifyFailed...): create a new one, patch the series of a repeated one. Neither can be restricted',
+    'by name (an Event is named when it is created). Without it the Events are not recorded, and',
+    'nothing else changes; ROTATOR_KUBERNETES_EVENTS=off stops asking for them.',
+  ],
+};
+
 /** What one namespace's sinks and reloads call, by name wherever the call names its object. */
-function deliverRoles(tokens: readonly TokenPolicy[]): RoleSpec[] {
+function deliverRoles(tokens: readonly TokenPolicy[], events: boolean): RoleSpec[] {
   const secrets = new Map<string, Set<string>>();
   const named = new Map<string, Map<WorkloadKind, Set<string>>>();
   const selected = new Map<string, Set<WorkloadKind>>();
@@ -140,14 +151,20 @@ function deliverRoles(tokens: readonly TokenPolicy[]): RoleSpec[] {
         ],
       });
     }
+    if (events) rules.push(EVENTS_RULE);
     return { purpose: 'deliver', namespace, rules };
   });
 }
 
 /**
  * Every Role the rotator needs for a policy, in a stable order: the state's first (when the state
- * is in Kubernetes), then one per namespace its sinks and reloads reach.
+ * is in Kubernetes), then one per namespace its sinks and reloads reach, with the Events there.
  */
-export function leastPrivilegeRoles(tokens: readonly TokenPolicy[], stateNamespace: string | undefined): RoleSpec[] {
-  return [...(stateNamespace === undefined ? [] : [stateRole(tokens, stateNamespace)]), ...deliverRoles(tokens)];
+export function leastPrivilegeRoles(
+  tokens: readonly TokenPolicy[],
+  stateNamespace: string | undefined,
+  /** `events`: the Kubernetes Events the rotator records (on unless ROTATOR_KUBERNETES_EVENTS=off). */
+  options: { events: boolean } = { events: true },
+): RoleSpec[] {
+  return [...(stateNamespace === undefined ? [] : [stateRole(tokens, stateNamespace)]), ...deliverRoles(tokens, options.events)];
 }

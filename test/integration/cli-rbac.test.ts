@@ -52,6 +52,9 @@ async function rbac(args: string[], env: Record<string, string> = {}) {
 const roleIn = (objects: RbacObject[], namespace: string, name: string) =>
   objects.find((o) => o.kind === 'Role' && o.metadata.namespace === namespace && o.metadata.name === name);
 
+/** The rule for Kubernetes Events: create, and patch of a repeated one's series (never restricted by name). */
+const EVENTS = { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] };
+
 describe('token-rotator rbac', () => {
   const policy = {
     version: 1,
@@ -114,13 +117,16 @@ describe('token-rotator rbac', () => {
       { apiGroups: [''], resources: ['secrets'], resourceNames: ['ingest-token', 'query-token'], verbs: ['get', 'create', 'patch'] },
       { apiGroups: ['apps'], resources: ['deployments'], resourceNames: ['ingest-api'], verbs: ['get', 'patch'] },
       { apiGroups: ['apps'], resources: ['statefulsets'], resourceNames: ['ingest-db'], verbs: ['get', 'patch'] },
+      EVENTS,
     ]);
     expect(roleIn(objects, 'edge', 'ingest-rotator-deliver')!.rules).toEqual([
       { apiGroups: ['apps'], resources: ['daemonsets'], verbs: ['get', 'list', 'patch'] },
+      EVENTS,
     ]);
     // The sink that names no namespace is in the rotator's, as in its pod, whatever this machine's kubeconfig says.
     expect(roleIn(objects, 'rotator', 'ingest-rotator-deliver')!.rules).toEqual([
       { apiGroups: [''], resources: ['secrets'], resourceNames: ['ingest-copy'], verbs: ['get', 'create', 'patch'] },
+      EVENTS,
     ]);
     for (const binding of objects.filter((o) => o.kind === 'RoleBinding')) {
       expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: binding.metadata.name });
@@ -128,6 +134,19 @@ describe('token-rotator rbac', () => {
     }
     // Every rule says why, in a comment above it.
     expect(result.stdout.match(/^ {2}# \S/gm)!.length).toBeGreaterThanOrEqual(9);
+  });
+
+  it('grants the Kubernetes Events where the sinks and reloads are, unless ROTATOR_KUBERNETES_EVENTS=off', async () => {
+    await writePolicy(dir, policy);
+    const off = await rbac(['--namespace', 'rotator'], { ROTATOR_KUBERNETES_EVENTS: 'off' });
+    expect(off.code, off.stderr).toBe(0);
+    const rules = parseAllDocuments(off.stdout)
+      .map((d) => d.toJS() as RbacObject)
+      .flatMap((o) => (o.kind === 'Role' ? (o.rules as unknown[]) : []));
+    expect(rules).not.toContainEqual(EVENTS);
+    const wrong = await rbac(['--namespace', 'rotator'], { ROTATOR_KUBERNETES_EVENTS: 'no' });
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain('env.ROTATOR_KUBERNETES_EVENTS');
   });
 
   it('prints the versioned envelope with --json, the objects as items', async () => {

@@ -344,6 +344,7 @@ describe('Kubernetes API double, raw API', () => {
       groups: [
         { name: 'apps' },
         { name: 'coordination.k8s.io', preferredVersion: { groupVersion: 'coordination.k8s.io/v1', version: 'v1' } },
+        { name: 'events.k8s.io' },
       ],
     });
     const core = (await api('GET', '/api/v1')).body;
@@ -351,10 +352,11 @@ describe('Kubernetes API double, raw API', () => {
     expect((core.resources as Json[]).map((r) => [r.name, r.namespaced, r.verbs])).toEqual([
       ['namespaces', false, ['get', 'list']],
       ['secrets', true, ['create', 'delete', 'get', 'list', 'patch', 'update']],
+      ['events', true, ['get', 'list']],
     ]);
 
     const root = (await api('GET', '/openapi/v3')).body.paths as Record<string, { serverRelativeURL: string }>;
-    expect(Object.keys(root)).toEqual(['api/v1', 'apis/apps/v1', 'apis/coordination.k8s.io/v1']);
+    expect(Object.keys(root)).toEqual(['api/v1', 'apis/apps/v1', 'apis/coordination.k8s.io/v1', 'apis/events.k8s.io/v1']);
     const document = (await api('GET', root['apis/coordination.k8s.io/v1']!.serverRelativeURL)).body;
     const patch = ((document.paths as Json)['/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}'] as Json).patch as Json;
     expect(patch['x-kubernetes-group-version-kind']).toEqual({ group: 'coordination.k8s.io', version: 'v1', kind: 'Lease' });

@@ -91,6 +91,14 @@ describe('readSettings', () => {
     ]);
   });
 
+  it('records Kubernetes Events unless ROTATOR_KUBERNETES_EVENTS=off, and names any other value', () => {
+    expect(readSettings(OAUTH, '/w').kubernetesEvents).toBe(true);
+    expect(readSettings({ ...OAUTH, ROTATOR_KUBERNETES_EVENTS: 'off' }, '/w').kubernetesEvents).toBe(false);
+    expect(issuesOf(() => readSettings({ ...OAUTH, ROTATOR_KUBERNETES_EVENTS: 'false' }, '/w'))).toEqual([
+      'env.ROTATOR_KUBERNETES_EVENTS: must be one of: on, off',
+    ]);
+  });
+
   it('reads an HTTP timeout of up to 10 minutes', () => {
     expect(readSettings({ ...OAUTH, ROTATOR_HTTP_TIMEOUT: '10m' }, '/w').httpTimeoutMs).toBe(600_000);
     expect(readSettings({ ...OAUTH, ROTATOR_HTTP_TIMEOUT: '1s' }, '/w').httpTimeoutMs).toBe(1000);

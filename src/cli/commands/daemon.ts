@@ -1,4 +1,5 @@
 import { systemClock } from '../../clock.js';
+import { openEventRecorder, withKubernetesEvents } from '../../compose/kubernetes-events.js';
 import { warnAboutUnsafeSettings } from '../../compose/rotation-deps.js';
 import { startDaemon } from '../../daemon/start-daemon.js';
 import { ConfigError } from '../../errors.js';
@@ -46,7 +47,10 @@ export async function daemonCommand(options: GlobalOptions & { listen?: string }
 
   const logger = createLogger({ level: runtime.settings.logLevel });
   warnAboutUnsafeSettings(runtime.settings, runtime.env, logger);
-  const notifyFor = (targets: Runtime['notificationTargets']) => createNotifier(targets, logger);
+  // One recorder for the process: its series of Events outlive a reload of the policy.
+  const events = openEventRecorder(runtime.settings, { env: runtime.env, logger, clock: systemClock });
+  const notifyFor = (targets: Runtime['notificationTargets'], policy: Runtime['policy']) =>
+    withKubernetesEvents(createNotifier(targets, logger), policy, events);
   let daemon: Awaited<ReturnType<typeof startDaemon>> | undefined;
   // Before anything is said or started: a signal that comes once "daemon started" is out (or while
   // it starts) is a graceful stop, never Node's default exit by the signal. A supervisor that reads
@@ -56,10 +60,10 @@ export async function daemonCommand(options: GlobalOptions & { listen?: string }
     daemon = await startDaemon({
       settings: runtime.settings,
       policy: runtime.policy,
-      notify: notifyFor(runtime.notificationTargets),
+      notify: notifyFor(runtime.notificationTargets, runtime.policy),
       reloadPolicy: async () => {
         const next = await reloadRuntime(runtime);
-        return { policy: next.policy, notify: notifyFor(next.notificationTargets) };
+        return { policy: next.policy, notify: notifyFor(next.notificationTargets, next.policy) };
       },
       listen,
       logger,

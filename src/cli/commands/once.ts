@@ -1,4 +1,5 @@
 import { systemClock } from '../../clock.js';
+import { openEventRecorder, withKubernetesEvents } from '../../compose/kubernetes-events.js';
 import { openRotationDeps, warnAboutUnsafeSettings } from '../../compose/rotation-deps.js';
 import { StateKeyError } from '../../errors.js';
 import { createLogger } from '../../log/logger.js';
@@ -38,7 +39,8 @@ export async function onceCommand(options: GlobalOptions & { json?: boolean }, i
     shutdown.dispose();
     return opened.close();
   });
-  const notify = createNotifier(notificationTargets, logger);
+  const events = openEventRecorder(settings, { env, logger, clock: systemClock });
+  const notify = withKubernetesEvents(createNotifier(notificationTargets, logger), policy, events);
   await Promise.all(outcomes.map((o) => notify(o, systemClock.now())));
   const { sharedFailure } = writeRunResult('RunResult', outcomes, {
     policy,

@@ -55,6 +55,9 @@ export async function rbacCommand(options: RbacOptions, io: CliIo): Promise<numb
     issues.push({ path: 'env.ROTATOR_STATE_BACKEND', message: `must be one of: ${Object.keys(stateBackends).join(', ')}` });
   }
   checkNamespace('env.ROTATOR_STATE_NAMESPACE', env.ROTATOR_STATE_NAMESPACE || undefined, issues);
+  const eventsSetting = env.ROTATOR_KUBERNETES_EVENTS || 'on';
+  if (eventsSetting !== 'on' && eventsSetting !== 'off')
+    issues.push({ path: 'env.ROTATOR_KUBERNETES_EVENTS', message: 'must be one of: on, off' });
 
   const policyPath = resolve(io.cwd, options.config ?? (env.ROTATOR_CONFIG || DEFAULT_POLICY_PATH));
   let policy: Policy | undefined;
@@ -69,7 +72,7 @@ export async function rbacCommand(options: RbacOptions, io: CliIo): Promise<numb
   if (issues.length > 0 || !policy || namespace === undefined) throw new ConfigError(issues);
 
   const stateNamespace = backend === 'kubernetes' ? env.ROTATOR_STATE_NAMESPACE || namespace : undefined;
-  const specs = leastPrivilegeRoles(policy.tokens, stateNamespace);
+  const specs = leastPrivilegeRoles(policy.tokens, stateNamespace, { events: eventsSetting !== 'off' });
   const account = { name: serviceAccount, namespace };
   if (options.json) {
     const summary = {

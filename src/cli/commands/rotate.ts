@@ -1,5 +1,6 @@
 import { systemClock } from '../../clock.js';
 import { formatDuration, parseDuration } from '../../common/duration.js';
+import { openEventRecorder, withKubernetesEvents } from '../../compose/kubernetes-events.js';
 import { openRotationDeps, warnAboutUnsafeSettings } from '../../compose/rotation-deps.js';
 import type { TokenPolicy } from '../../config/types.js';
 import { ConfigError, type ConfigIssue } from '../../errors.js';
@@ -73,7 +74,8 @@ export async function rotateCommand(given: string[], options: RotateCommandOptio
   const guarded = guardSharedDependencies(opened.deps.api, { tokens: names.length, apiUrl: settings.apiUrl });
   const deps = { ...opened.deps, api: guarded.api };
   logger.warn({ tokens: names, reason, overlapMs: overlapMs ?? null }, 'emergency rotation requested');
-  const notify = createNotifier(notificationTargets, logger);
+  const events = openEventRecorder(settings, { env, logger, clock: systemClock });
+  const notify = withKubernetesEvents(createNotifier(notificationTargets, logger), policy, events);
   const rotated = [];
   for (const name of names) {
     const force = overlapMs === undefined ? { reason } : { reason, overlapMs };

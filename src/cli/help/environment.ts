@@ -27,6 +27,7 @@ const DESCRIPTIONS = {
     'earlier state keys, comma-separated: open what they sealed until it is sealed again with ROTATOR_STATE_KEY; `none` accepts state no key authenticates, for one run',
   ROTATOR_STATE_NAMESPACE: 'with the kubernetes backend: the namespace of the state',
   ROTATOR_LEASE_DURATION: 'with the kubernetes backend: how long a Lease lasts (default 15s)',
+  ROTATOR_KUBERNETES_EVENTS: 'on (default) or off: Kubernetes Events on the Secrets and workloads a rotation touches',
   ROTATOR_LOG_LEVEL: 'fatal, error, warn, info (default; warn for once, plan and rotate at a terminal, unless -v), debug, trace, silent',
   ROTATOR_LOG_FORMAT: 'auto (default: pretty on a terminal, JSON elsewhere), pretty or json',
   ROTATOR_HTTP_TIMEOUT: 'per request (default 30s)',
@@ -39,14 +40,16 @@ const ALL = Object.keys(DESCRIPTIONS) as Variable[];
 const SERVICE: Variable[] = ALL.filter(
   (name) => name === 'ROTATOR_API_URL' || name === 'ROTATOR_ORG_ID' || name === 'ROTATOR_ACCESS_TOKEN' || name.startsWith('ROTATOR_OAUTH_'),
 );
-const LOCAL: Variable[] = ALL.filter((name) => !SERVICE.includes(name) && name !== 'ROTATOR_LISTEN');
+/** Read only by the commands that rotate (once, rotate, the daemon): the Events are of their outcomes. */
+const ROTATING: Variable[] = ['ROTATOR_KUBERNETES_EVENTS'];
+const LOCAL: Variable[] = ALL.filter((name) => !SERVICE.includes(name) && !ROTATING.includes(name) && name !== 'ROTATOR_LISTEN');
 
 /** Which variables a command reads: the service's only when it calls the service, the listener only for the daemon. */
 export const VARIABLES_READ = {
-  network: [...LOCAL, ...SERVICE],
-  daemon: [...LOCAL, ...SERVICE, 'ROTATOR_LISTEN'],
+  network: [...LOCAL, ...ROTATING, ...SERVICE],
+  daemon: [...LOCAL, ...ROTATING, ...SERVICE, 'ROTATOR_LISTEN'],
   local: LOCAL,
-  rbac: ['ROTATOR_CONFIG', 'ROTATOR_STATE_BACKEND', 'ROTATOR_STATE_NAMESPACE'],
+  rbac: ['ROTATOR_CONFIG', 'ROTATOR_STATE_BACKEND', 'ROTATOR_STATE_NAMESPACE', 'ROTATOR_KUBERNETES_EVENTS'],
 } satisfies Record<string, Variable[]>;
 
 /** The "Environment:" block of a command's help. */

@@ -27,8 +27,8 @@ export class ObjectStore {
 
   /** In key order (namespace, then name), as etcd lists them. */
   list(type: ResourceType, namespace: string | undefined): JsonObject[] {
-    const prefix =
-      namespace === undefined || !type.namespaced ? `${type.group}/${type.resource}/` : `${type.group}/${type.resource}/${namespace}/`;
+    const { group, resource } = type.viewOf ?? type;
+    const prefix = namespace === undefined || !type.namespaced ? `${group}/${resource}/` : `${group}/${resource}/${namespace}/`;
     return [...this.objects]
       .filter(([k]) => k.startsWith(prefix))
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
@@ -62,6 +62,8 @@ export class ObjectStore {
   }
 }
 
+/** A view (see ResourceType.viewOf) shares the key of the resource it shows. */
 function key(type: ResourceType, namespace: string | undefined, name: string): string {
-  return type.namespaced ? `${type.group}/${type.resource}/${namespace ?? ''}/${name}` : `${type.group}/${type.resource}/${name}`;
+  const { group, resource } = type.viewOf ?? type;
+  return type.namespaced ? `${group}/${resource}/${namespace ?? ''}/${name}` : `${group}/${resource}/${name}`;
 }

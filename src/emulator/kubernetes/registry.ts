@@ -78,13 +78,13 @@ export class Registry {
   get(target: Target & { name: string }): JsonObject {
     const object = this.store.snapshot(target.type, target.namespace, target.name);
     if (!object) throw notFound(groupResourceOf(target.type), target.name);
-    return withTypeMeta(target.type, object);
+    return served(target.type, object);
   }
 
   /** The stored object as served (for patching), or undefined. */
   getOrUndefined(target: Target & { name: string }): JsonObject | undefined {
     const object = this.store.snapshot(target.type, target.namespace, target.name);
-    return object ? withTypeMeta(target.type, object) : undefined;
+    return object ? served(target.type, object) : undefined;
   }
 
   list(target: Target, query: { labelSelector?: string; fieldSelector?: string }): JsonObject[] {
@@ -95,8 +95,10 @@ export class Registry {
       ...(target.type.namespaced ? ['metadata.namespace'] : []),
       ...Object.keys(strategy.selectableFields?.({}) ?? {}),
     ]);
+    const view = strategy.fromStorage;
     return this.store
       .list(target.type, target.namespace)
+      .map((object) => (view ? view(cloneJson(object)) : cloneJson(object)))
       .filter((object) => {
         const metadata = metadataOf(object);
         const selectable = {
@@ -105,8 +107,7 @@ export class Registry {
           ...strategy.selectableFields?.(object),
         };
         return matchesLabels(labels, stringMapAt(metadata, 'labels')) && matchesFields(fields, selectable);
-      })
-      .map((object) => cloneJson(object));
+      });
   }
 
   /** POST: a new object from a decoded body. */
@@ -403,6 +404,12 @@ function generatedName(base: string): string {
   let suffix = '';
   for (let i = 0; i < 5; i++) suffix += GENERATE_NAME_ALPHABET[Math.floor(Math.random() * GENERATE_NAME_ALPHABET.length)];
   return prefix + suffix;
+}
+
+/** A stored object as `type` serves it: converted when `type` is a view of another resource. */
+function served(type: ResourceType, object: JsonObject): JsonObject {
+  const view = strategyFor(type).fromStorage;
+  return withTypeMeta(type, view ? view(object) : object);
 }
 
 /** Objects are served with kind and apiVersion first, as the API server writes them (TypeMeta's order). */

@@ -14,6 +14,11 @@ export interface ResourceType {
   verbs: readonly string[];
   shortNames?: readonly string[];
   categories?: readonly string[];
+  /**
+   * Another resource whose objects this one serves, converted (one storage, two views): core v1
+   * `events` are the events.k8s.io/v1 Events seen through the older field names.
+   */
+  viewOf?: { group: string; resource: string };
 }
 
 const READ_WRITE = ['create', 'delete', 'get', 'list', 'patch', 'update'] as const;
@@ -34,6 +39,18 @@ export const RESOURCE_TYPES: readonly ResourceType[] = [
     shortNames: ['ns'],
   },
   { group: '', version: 'v1', resource: 'secrets', singular: 'secret', kind: 'Secret', namespaced: true, verbs: READ_WRITE },
+  {
+    group: '',
+    version: 'v1',
+    resource: 'events',
+    singular: 'event',
+    kind: 'Event',
+    namespaced: true,
+    // Read-only here: kubectl get, describe and events read this view; writes go to events.k8s.io.
+    verbs: ['get', 'list'],
+    shortNames: ['ev'],
+    viewOf: { group: 'events.k8s.io', resource: 'events' },
+  },
   {
     group: 'apps',
     version: 'v1',
@@ -76,6 +93,16 @@ export const RESOURCE_TYPES: readonly ResourceType[] = [
     namespaced: true,
     verbs: READ_WRITE,
   },
+  {
+    group: 'events.k8s.io',
+    version: 'v1',
+    resource: 'events',
+    singular: 'event',
+    kind: 'Event',
+    namespaced: true,
+    verbs: READ_WRITE,
+    shortNames: ['ev'],
+  },
 ];
 
 export const apiVersionOf = (type: Pick<ResourceType, 'group' | 'version'>): string =>
@@ -87,12 +114,13 @@ export function findResourceType(group: string, version: string, resource: strin
   return RESOURCE_TYPES.find((t) => t.group === group && t.version === version && t.resource === resource);
 }
 
+/** The resource that stores objects of this name (for `events`, events.k8s.io's, not the core view). */
 export function resourceTypeByName(resource: string): ResourceType | undefined {
-  return RESOURCE_TYPES.find((t) => t.resource === resource);
+  return RESOURCE_TYPES.find((t) => t.resource === resource && !t.viewOf);
 }
 
 export function resourceTypeOfKind(apiVersion: string, kind: string): ResourceType | undefined {
-  return RESOURCE_TYPES.find((t) => apiVersionOf(t) === apiVersion && t.kind === kind);
+  return RESOURCE_TYPES.find((t) => apiVersionOf(t) === apiVersion && t.kind === kind && !t.viewOf);
 }
 
 /** The groups other than core, in the order /apis lists them. */

@@ -148,6 +148,33 @@ export const DAEMON_SET_SCHEMA = closed(
   'kind apiVersion metadata spec status',
 );
 
+/** ObjectReference (regarding, related) is a plain struct; EventSeries and EventSource too. */
+const OBJECT_REFERENCE = closed({}, 'kind namespace name uid apiVersion resourceVersion fieldPath');
+
+/** events.k8s.io/v1 Event, the form the double stores Events in (the core v1 view is converted from it). */
+export const EVENT_SCHEMA = closed(
+  {
+    metadata: OBJECT_META,
+    series: closed({}, 'count lastObservedTime'),
+    regarding: OBJECT_REFERENCE,
+    related: OBJECT_REFERENCE,
+    deprecatedSource: closed({}, 'component host'),
+  },
+  'kind apiVersion metadata eventTime series reportingController reportingInstance action reason regarding related note type deprecatedSource deprecatedFirstTimestamp deprecatedLastTimestamp deprecatedCount',
+);
+
+/** core v1 Event: the same objects under their older field names (see kinds/core-event-view.ts). */
+export const CORE_EVENT_SCHEMA = closed(
+  {
+    metadata: OBJECT_META,
+    involvedObject: OBJECT_REFERENCE,
+    source: closed({}, 'component host'),
+    series: closed({}, 'count lastObservedTime'),
+    related: OBJECT_REFERENCE,
+  },
+  'kind apiVersion metadata involvedObject reason message source firstTimestamp lastTimestamp count type eventTime series action related reportingComponent reportingInstance',
+);
+
 /** The schema of a value in a struct or map, deduced from the value where the schema says nothing. */
 export function childSchema(parent: Schema, key: string, value: JsonValue | undefined): Schema {
   if (parent.type === 'map') return parent.element;

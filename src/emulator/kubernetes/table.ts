@@ -34,7 +34,7 @@ export function toTable(
       priority: c.priority ?? 0,
     })),
     rows: objects.map((object) => ({
-      cells: strategy.cells(object, age(stringAt(metadataOf(object), 'creationTimestamp'), now)),
+      cells: strategy.cells(object, age(stringAt(metadataOf(object), 'creationTimestamp'), now), now),
       ...(includeObject === 'None'
         ? {}
         : {

@@ -65,3 +65,13 @@ export function describeRollout(config: RolloutReloadConfig): string {
     ? `${config.kind} ${config.namespace}/${config.workload.name}`
     : `${config.kind}s in ${config.namespace} matching ${selectorText(config.workload.selector)}`;
 }
+
+/** `Deployment apps/ingest-api`: how a restarted workload is named in outcomes, tables and logs. */
+export const rolloutTarget = (kind: WorkloadKind, namespace: string, name: string) => `${kind} ${namespace}/${name}`;
+
+/** The workload a rollout outcome names (see rolloutTarget); undefined for any other target. */
+export function parseRolloutTarget(target: string): { kind: WorkloadKind; namespace: string; name: string } | undefined {
+  const match = /^(\w+) ([^/\s]+)\/(\S+)$/.exec(target);
+  const kind = WORKLOAD_KINDS.find((k) => k === match?.[1]);
+  return match && kind ? { kind, namespace: match[2]!, name: match[3]! } : undefined;
+}

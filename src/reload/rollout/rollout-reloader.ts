@@ -1,7 +1,7 @@
 import { KubernetesError } from '../../errors.js';
 import { kubernetesClient } from '../../kubernetes/client.js';
 import type { Reloader, ReloadOpenContext, ReloadOutcome } from '../reload.js';
-import { describeRollout, type RolloutReloadConfig, selectorText, type WorkloadKind } from './rollout-config.js';
+import { describeRollout, type RolloutReloadConfig, rolloutTarget, selectorText, type WorkloadKind } from './rollout-config.js';
 
 /** The pod-template annotation a restart sets; `kubectl rollout restart` sets its own beside it. */
 export const RESTARTED_AT_ANNOTATION = 'token-rotator.io/restartedAt';
@@ -19,7 +19,7 @@ export function rolloutReloader(context: ReloadOpenContext): Reloader<RolloutRel
     `/apis/apps/v1/namespaces/${encodeURIComponent(config.namespace)}/${RESOURCE[config.kind]}`;
 
   async function restart(config: RolloutReloadConfig, name: string, signal: AbortSignal | undefined): Promise<ReloadOutcome> {
-    const target = `${config.kind} ${config.namespace}/${name}`;
+    const target = rolloutTarget(config.kind, config.namespace, name);
     const path = `${collection(config)}/${encodeURIComponent(name)}`;
     try {
       const client = await api();

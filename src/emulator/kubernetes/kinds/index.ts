@@ -1,4 +1,6 @@
 import type { ResourceType } from '../resource-types.js';
+import { coreEventView } from './core-event-view.js';
+import { eventStrategy } from './event-strategy.js';
 import type { KindStrategy } from './kind-strategy.js';
 import { leaseStrategy } from './lease-strategy.js';
 import { namespaceStrategy } from './namespace-strategy.js';
@@ -14,6 +16,8 @@ const STRATEGIES: readonly KindStrategy[] = [
   deploymentStrategy,
   statefulSetStrategy,
   daemonSetStrategy,
+  eventStrategy,
+  coreEventView,
 ];
 
 export function strategyFor(type: ResourceType): KindStrategy {

@@ -43,8 +43,11 @@ export interface KindStrategy {
   validateUpdate(object: JsonObject, old: JsonObject): FieldError[];
   /** Values of the fields a fieldSelector may name, besides metadata.name and metadata.namespace. */
   selectableFields?(object: JsonObject): Record<string, string>;
+  /** A view's conversion of a stored object into its own form (see ResourceType.viewOf). */
+  fromStorage?(stored: JsonObject): JsonObject;
   columns: readonly TableColumn[];
-  cells(object: JsonObject, age: string): JsonValue[];
+  /** `age` is the object's; `now` is for the printers that show other times (an Event's Last Seen). */
+  cells(object: JsonObject, age: string, now: Date): JsonValue[];
 }
 
 export const NAME_DESCRIPTION =

@@ -1,5 +1,7 @@
 import type { ILeaseSpec } from 'kubernetes-models/coordination.k8s.io/v1/LeaseSpec';
 
+import { microTime } from '../../../kubernetes/micro-time.js';
+
 /** client-go's leader election timing, and its defaults. */
 export interface LeaseTiming {
   /** How long a holder's lease lasts, as others observe it, after its last renewal. */
@@ -72,11 +74,7 @@ export function waitDeadline(
   return Math.max(startedAt + waitMs, observation.observedAt + durationOf(spec, timing) + timing.retryPeriodMs);
 }
 
-/** The Lease's MicroTime: RFC 3339 with six fractional digits, as the API server writes it. */
-export function microTime(at: Date): string {
-  // Stryker disable next-line Regex: toISOString() has one Z, at its end: the anchor cannot change a match.
-  return at.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-}
+export { microTime };
 
 export function acquiredSpec(previous: ILeaseSpec | undefined, identity: string, at: Date, timing: LeaseTiming): ILeaseSpec {
   const transitions = previous?.leaseTransitions ?? 0;
