@@ -155,7 +155,10 @@ function translate(error: unknown, where: string, variable: Variable, step: Step
  * one request.
  */
 export function oauthClientCredentials(settings: OAuthSettings, options: { clock: Clock; timeoutMs: number }): AccessTokenSource {
-  const where = (settings.issuer ?? settings.tokenUrl)!.href;
+  // Every message, and the Events and logs they reach, names the server without the URL's query or
+  // user info: either may hold something private.
+  const href = (settings.issuer ?? settings.tokenUrl)!.href;
+  const where = withoutQuery(href, href);
   const variable: Variable = settings.issuer ? 'ROTATOR_OAUTH_ISSUER' : 'ROTATOR_OAUTH_TOKEN_URL';
   const fetchGuard = guardedFetch(where);
   let configuration: Promise<oidc.Configuration> | undefined;

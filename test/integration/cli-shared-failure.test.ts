@@ -111,7 +111,11 @@ describe('a failure every token shares is said once, with what to check, and exi
     let status = 500;
     let endpoint: Awaited<ReturnType<typeof startRecorder>>;
     beforeAll(async () => {
-      endpoint = await startRecorder((_req, res) => res.writeHead(status, { 'content-type': 'text/html' }).end('<html>down</html>'));
+      endpoint = await startRecorder((_req, res) =>
+        status === 401
+          ? res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"invalid_client"}')
+          : res.writeHead(status, { 'content-type': 'text/html' }).end('<html>down</html>'),
+      );
     });
     afterAll(async () => {
       await endpoint.close();
@@ -130,6 +134,19 @@ describe('a failure every token shares is said once, with what to check, and exi
       // the query is not echoed: it may hold something private
       expect(result.stdout + result.stderr).not.toContain('tenant=t1');
       expect(endpoint.calls.length).toBeLessThan(20);
+    });
+
+    it('refusing the client, or unreachable, names the server without the query either', async () => {
+      status = 401;
+      await twentyTokens();
+      const refused = await cli({ ROTATOR_OAUTH_ISSUER: '', ROTATOR_OAUTH_TOKEN_URL: `${endpoint.url}/oauth2/token?tenant=t1` }, 'once');
+      expect(refused.code).toBe(3);
+      expect(refused.stdout).toContain(`the authorization server at ${endpoint.url}/oauth2/token refused the client: invalid_client`);
+      const gone = `http://127.0.0.1:${await freePort()}/oauth2/token?tenant=t1`;
+      const unreachable = await cli({ ROTATOR_OAUTH_ISSUER: '', ROTATOR_OAUTH_TOKEN_URL: gone }, 'once');
+      expect(unreachable.code).toBe(3);
+      expect(unreachable.stdout).toContain('cannot reach the authorization server at');
+      for (const result of [refused, unreachable]) expect(result.stdout + result.stderr).not.toContain('tenant=t1');
     });
   });
 });
