@@ -1,4 +1,5 @@
-import { ApiError, RegenerateOutcomeUnknownError } from '../errors.js';
+import { isTokenNotFound } from '../api/token-not-found.js';
+import { RegenerateOutcomeUnknownError } from '../errors.js';
 import type { StateRecord } from '../state/state-record.js';
 import type { RotationContext } from './context.js';
 import { errorSummary, iso } from './outcome.js';
@@ -59,7 +60,7 @@ async function endOne(ctx: RotationContext, earlier: StateRecord['lineage'][numb
   try {
     current = await deps.api.retrieve(id, { signal: ctx.signal });
   } catch (error) {
-    if (error instanceof ApiError && error.status === 404) return { id, result: 'gone', expiresAt: null };
+    if (isTokenNotFound(error)) return { id, result: 'gone', expiresAt: null };
     // Unknown now: it works until the expiry recorded when it was replaced, as far as we know.
     return { id, result: 'still-alive', expiresAt: earlier.expiresAt, error: errorSummary(error).message };
   }
@@ -87,7 +88,7 @@ async function endOne(ctx: RotationContext, earlier: StateRecord['lineage'][numb
     try {
       after = await deps.api.retrieve(id, { signal: ctx.signal });
     } catch (lookup) {
-      if (lookup instanceof ApiError && lookup.status === 404) return { id, result: 'ended', expiresAt: iso(deadline) };
+      if (isTokenNotFound(lookup)) return { id, result: 'ended', expiresAt: iso(deadline) };
     }
     if (after && after.expiresAt !== null && after.expiresAt.getTime() <= deadline.getTime() + 1000)
       return { id, result: 'ended', expiresAt: iso(after.expiresAt) };

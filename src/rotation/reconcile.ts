@@ -1,5 +1,5 @@
 import type { ServiceToken } from '../api/service-token.js';
-import { ApiError } from '../errors.js';
+import { isTokenNotFound } from '../api/token-not-found.js';
 import { regenerateWasApplied } from '../policy/rotation-times.js';
 import type { JournalEntry } from '../state/journal-entry.js';
 import type { RotationContext } from './context.js';
@@ -25,7 +25,7 @@ export async function reconcile(ctx: RotationContext, intent: JournalEntry): Pro
   try {
     current = await deps.api.retrieve(intent.oldId, { signal: ctx.signal });
   } catch (error) {
-    if (!(error instanceof ApiError && error.status === 404)) throw error;
+    if (!isTokenNotFound(error)) throw error;
   }
   const applied = regenerateWasApplied({
     before: toDate(intent.oldExpiresAt),

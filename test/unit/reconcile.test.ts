@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
+import { wrongBasePath } from '../../src/api/wrong-base-path.js';
 import { ApiError } from '../../src/errors.js';
 import { reconcile } from '../../src/rotation/reconcile.js';
 import { regenerateJournalled } from '../../src/rotation/regenerate-journalled.js';
@@ -106,6 +107,14 @@ describe('judging whether the lost regenerate took effect', () => {
     const error = await reconcile(ctx, intent).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
     expect((error as ApiError).status).toBe(503);
+    expect(ctx.orphans).toEqual([]);
+  });
+
+  it('a 404 that never reached the API (a web page: a wrong base path) throws: the token is not taken as gone, no orphan', async () => {
+    const { ctx, intent } = unanswered({ expiresInMs: DAY });
+    const missed = wrongBasePath('http://127.0.0.1:1/api', 'the token service answered 404 with a web page', 'retrieve');
+    const lookup = { ...ctx.deps, api: { ...ctx.deps.api, retrieve: () => Promise.reject(missed) } };
+    await expect(reconcile({ ...ctx, deps: lookup }, intent)).rejects.toBe(missed);
     expect(ctx.orphans).toEqual([]);
   });
 
