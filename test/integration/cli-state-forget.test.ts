@@ -148,3 +148,12 @@ it('forgets a name no longer in the policy', async () => {
   expect(await exists('state/tokens/gone.json')).toBe(false);
   expect(await exists('state/tokens/ingest.json')).toBe(true);
 });
+
+it('a name neither in the policy nor saved is a usage error with the closest name, not "nothing saved"', async () => {
+  await policyOf('ingest');
+  expect((await fx.cli('once')).code).toBe(0);
+  const result = await forget('ingset', '--yes');
+  expect(result.code).toBe(2);
+  expect(result.stderr).toMatch(/"ingset".*did you mean "ingest"/s);
+  expect(await exists('state/tokens/ingest.json')).toBe(true);
+});

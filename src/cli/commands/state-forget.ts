@@ -1,11 +1,13 @@
 import { systemClock } from '../../clock.js';
 import { ConfigError, NameLockedError, StateError } from '../../errors.js';
 import { createLogger } from '../../log/logger.js';
+import { findStrayEntries } from '../../rotation/stray-entries.js';
 import { openStateBackend, type StateBackendName } from '../../state/backends/registry.js';
 import { decideForget, type Saved } from '../../state/forget.js';
 import { confirm } from '../confirm.js';
 import { type CliIo, EXIT } from '../io.js';
 import { type GlobalOptions, loadRuntime } from '../load-runtime.js';
+import { unknownNameIssue } from '../token-names.js';
 
 export interface ForgetOptions extends GlobalOptions {
   yes?: boolean;
@@ -51,6 +53,11 @@ export async function stateForgetCommand(name: string, options: ForgetOptions, i
     const policyId = policy.tokens.find((t) => t.name === name)?.id;
     const decision = decideForget(name, policyId, record, entry);
     if (decision.kind === 'nothing') {
+      // Nothing saved under a name the policy does not know either: most likely a typo, not a done job.
+      if (policyId === undefined) {
+        const known = [...policy.tokens.map((t) => t.name), ...(await findStrayEntries(policy, backend.journal)).map((s) => s.name)];
+        throw new ConfigError([unknownNameIssue('state forget', name, known, 'the policy or the journal')]);
+      }
       io.stdout.write(`nothing saved for ${name} in ${backend.describe()}\n`);
       return EXIT.ok;
     }
