@@ -152,7 +152,9 @@ export async function run(argv: string[], given: CliIo): Promise<number> {
 
   program
     .command('status')
-    .description('per token: current id, expiry, last rotation, next due time, pending deliveries, last error (no network, no state key)')
+    .description(
+      'per token: current id, expiry, last rotation, next due time, pending deliveries, last error (from the state and the sinks: no token service, no credentials, no state key)',
+    )
     .option('--json', `${jsonOptionHelp('Status', 'each token')}; with --watch, one compact envelope per line`)
     .option('--name <names>', 'only these tokens (repeatable, or comma-separated)', (value: string, given: string[] = []) => [
       ...given,

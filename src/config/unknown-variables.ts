@@ -19,6 +19,17 @@ export interface UnknownVariable {
 }
 
 /**
+ * Kubernetes' service links: a Service named `rotator` (or `rotator-metrics`) in the pod's namespace
+ * puts `ROTATOR_SERVICE_HOST`, `ROTATOR_PORT`, `ROTATOR_PORT_9464_TCP_ADDR`… in every container's
+ * environment. Told by the `_SERVICE_HOST` each such Service sets, so a typo ending in `_PORT`
+ * without one is still warned about.
+ */
+function serviceLinks(environment: readonly string[]): (name: string) => boolean {
+  const services = environment.filter((name) => name.endsWith('_SERVICE_HOST')).map((name) => name.slice(0, -'_SERVICE_HOST'.length));
+  return (name) => services.some((service) => name.startsWith(`${service}_SERVICE_`) || name.startsWith(`${service}_PORT`));
+}
+
+/**
  * The `ROTATOR_*` variables set that nothing reads: a typo (`ROTATOR_STATE_BACKED`) otherwise runs
  * silently with the default. A name the policy takes a value from (`urlFrom: ROTATOR_SLACK_WEBHOOK`)
  * is read, so not among them, nor is the `_FILE` of one.
@@ -27,6 +38,8 @@ export function unknownRotatorVariables(
   set: { environment: Iterable<string>; dotenv?: { file: string; names: Iterable<string> } },
   referenced: ReadonlySet<string>,
 ): UnknownVariable[] {
+  const environment = [...set.environment];
+  const links = serviceLinks(environment);
   const read = (name: string) => KNOWN.includes(name) || referenced.has(name) || referenced.has(name.replace(/_FILE$/, ''));
   const seen = new Set<string>();
   const unknown = (names: Iterable<string>, where: string): UnknownVariable[] =>
@@ -43,7 +56,13 @@ export function unknownRotatorVariables(
           message: `${name} (set in ${where}) is not a variable token-rotator reads, so it is ignored${meant ? `; did you mean ${meant}?` : ''}`,
         };
       });
-  return [...unknown(set.environment, 'the environment'), ...(set.dotenv ? unknown(set.dotenv.names, set.dotenv.file) : [])];
+  return [
+    ...unknown(
+      environment.filter((name) => !links(name)),
+      'the environment',
+    ),
+    ...(set.dotenv ? unknown(set.dotenv.names, set.dotenv.file) : []),
+  ];
 }
 
 /**
