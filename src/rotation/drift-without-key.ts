@@ -1,6 +1,11 @@
 import type { SinkReading } from '../policy/sink-drift.js';
 import type { StateRecord } from '../state/state-record.js';
 
+/** The target of an `exec` sink (`sinks/exec`): its read program's stderr is what its error says. */
+const PROGRAM_TARGET = 'exec:';
+const UNSCRUBBED =
+  'its read program failed; what it said is shown only with ROTATOR_STATE_KEY, which lets it be masked of the current secret';
+
 /**
  * The sinks' readings as `status` can judge them without the state key. A record written with a
  * key (it carries a MAC) remembers each sink by a fingerprint keyed with it, so what a sink holds
@@ -16,6 +21,9 @@ export function readingsWithoutKey(
   if (record?.mac === undefined || record.sinks === undefined) return { readings: [...readings], notCompared: [] };
   const notCompared: string[] = [];
   const judged = readings.map((reading): SinkReading => {
+    // A program's own words may hold the current secret, which cannot be unsealed and so masked
+    // without the key: only that it failed is said.
+    if (reading.state === 'unreadable' && reading.target.startsWith(PROGRAM_TARGET)) return { ...reading, error: UNSCRUBBED };
     const comparable =
       reading.state === 'present' && reading.markerLost === undefined && reading.heldFor === undefined && reading.fingerprints.length > 0;
     if (!comparable) return reading;

@@ -33,6 +33,15 @@ describe('readingsWithoutKey', () => {
     expect(notCompared).toEqual([]);
   });
 
+  it("hides a read program's own words, which may hold the current secret that cannot be masked without the key", () => {
+    const failed: SinkReading = { target: 'exec:["read-it"]', sink: 'exec read-it', state: 'unreadable', error: 'exit 1: CANARY-current' };
+    const other: SinkReading = { target: 'kubernetes-secret:apps/x', sink: 'x', state: 'unreadable', error: '403 forbidden' };
+    const { readings } = readingsWithoutKey([failed, other], keyed);
+    expect(readings[0]).toMatchObject({ state: 'unreadable', error: expect.stringContaining('ROTATOR_STATE_KEY') });
+    expect(JSON.stringify(readings)).not.toContain('CANARY-current');
+    expect(readings[1]).toEqual(other);
+  });
+
   it('compares as always when the record has no MAC (written without a key), or no sinks, or there is no record', () => {
     const reading = [present('a')];
     for (const record of [{ sinks: {} } as never, { mac: 'mac' } as never, undefined]) {
