@@ -44,6 +44,8 @@ it('status reads a rotated state with no state key and no service settings: what
   const rows = Object.fromEntries((itemsOf(json.stdout, 'Status') as StatusItem[]).map((r) => [r.name, r]));
   expect(rows.ingest).toMatchObject({ health: 'ok', authenticated: false, driftKnown: false, drift: [], pending: [], lastError: null });
   expect(rows.ingest!.id).not.toBe(ingest.id);
+  // A gate on needsAttention alone would pass without having compared a sink: the summary says so.
+  expect(JSON.parse(json.stdout).summary).toMatchObject({ needsAttention: 0, driftNotKnown: Object.keys(rows).length });
   expect(rows.ingest!.lastRotatedAt).not.toBeNull();
   expect(Date.parse(rows.ingest!.dueAt!)).toBeGreaterThan(Date.now());
 
@@ -59,6 +61,7 @@ it('status reads a rotated state with no state key and no service settings: what
     expect.arrayContaining([expect.objectContaining({ name: 'ingest', authenticated: true, driftKnown: true })]),
   );
   expect(keyed.stdout).not.toContain('not authenticated');
+  expect(JSON.parse(keyed.stdout).summary).toMatchObject({ driftNotKnown: 0 });
 });
 
 it('without the key, drift that needs no key is still found: a removed sink is missing', async () => {

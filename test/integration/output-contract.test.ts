@@ -78,7 +78,7 @@ describe('one JSON contract for every command', () => {
     expect(rotate.items[0]).toMatchObject({ name: 'fine', action: 'rotate', result: 'ok', id: fine.id });
 
     const status = envelopeOf(await cli('status', '--json'), 'Status');
-    expect(status.summary).toEqual({ total: 3, ok: 3, attention: 0, unknown: 0, needsAttention: 0 });
+    expect(status.summary).toEqual({ total: 3, ok: 3, attention: 0, unknown: 0, needsAttention: 0, driftNotKnown: 0 });
     expect(status.items.map((i) => [i.name, i.health, i.id])).toEqual([
       ['due', 'ok', rotated.newId],
       ['fine', 'ok', (rotate.items[0] as { newId: string }).newId],

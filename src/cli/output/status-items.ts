@@ -85,10 +85,23 @@ export interface StatusSummary {
   attention: number;
   unknown: number;
   needsAttention: number;
+  /**
+   * Items whose sinks could not all be compared (read without ROTATOR_STATE_KEY): their health
+   * says nothing of whether every sink holds the current secret. A gate that must cover drift
+   * checks this is 0 too.
+   */
+  driftNotKnown: number;
 }
 
 export function statusSummary(items: StatusItem[]): StatusSummary {
   const count = (health: StatusItem['health']) => items.filter((i) => i.health === health).length;
   const ok = count('ok');
-  return { total: items.length, ok, attention: count('attention'), unknown: count('unknown'), needsAttention: items.length - ok };
+  return {
+    total: items.length,
+    ok,
+    attention: count('attention'),
+    unknown: count('unknown'),
+    needsAttention: items.length - ok,
+    driftNotKnown: items.filter((i) => !i.driftKnown).length,
+  };
 }
