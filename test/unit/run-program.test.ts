@@ -4,7 +4,14 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { type LeftBehind, type ProgramResult, runProgram } from '../../src/sinks/exec/run-program.js';
-import { ended, endHelper, helperPid, type HelperStart, writeHelperLeavingProgram } from '../doubles/exec/helper-leaving-program.js';
+import {
+  ended,
+  endHelper,
+  helperPid,
+  type HelperStart,
+  isHanging,
+  writeHelperLeavingProgram,
+} from '../doubles/exec/helper-leaving-program.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 // Without the bounds, each of these waits for the helper's `sleep 300`: the test's timeout fails it.
@@ -107,7 +114,8 @@ describe('a program that leaves a helper holding its output', () => {
       const dest = destination();
       const stop = new AbortController();
       const running = run(program, [dest, '--hang'], { signal: stop.signal });
-      while ((await helperPid(dest)) === undefined) await new Promise((r) => setTimeout(r, 50));
+      // Stopped once it hangs: earlier, its wait loop's `sleep 0.05` may still be running, and is killed too.
+      while (!(await isHanging(dest))) await new Promise((r) => setTimeout(r, 50));
       stop.abort();
       await expect(running).rejects.toMatchObject({ name: 'AbortError' });
       expect(left).toEqual([{ killed: [await helperOf(dest)], outputHeld: false, searched: 'every-process' }]);

@@ -20,8 +20,18 @@ const STARTERS: Record<HelperStart, [string, string]> = {
  * A careless push program, as the red team wrote it: it stores its stdin in `DEST`, starts a helper
  * (`sleep 300`) that keeps the program's stdout and stderr open (but see `daemon`), and exits 0 (or with `EXIT`, its
  * second argument), or, given `--hang`, sleeps in the foreground too. The helper writes its pid to
- * `DEST.helper-pid` before the program goes on, so that a test can always end it.
+ * `DEST.helper-pid` before the program goes on, so that a test can always end it; a hanging program
+ * makes `DEST.hanging` (a shell builtin, no child) just before it becomes its `sleep`, so that a test
+ * stops it only once its waiting loop's `sleep 0.05` children are gone.
  */
+
+/** Whether a `--hang` program has reached its final sleep (see `writeHelperLeavingProgram`). */
+export async function isHanging(dest: string): Promise<boolean> {
+  return readFile(`${dest}.hanging`).then(
+    () => true,
+    () => false,
+  );
+}
 export async function writeHelperLeavingProgram(dir: string, start: HelperStart): Promise<string> {
   const path = join(dir, `leave-helper-${start}.sh`);
   await writeFile(
@@ -32,7 +42,7 @@ cat > "$dest"
 ${STARTERS[start][0]}sh -c 'echo $$ > "$0.helper-pid"; exec sleep 300' "$dest"${STARTERS[start][1]} &
 while [ ! -s "$dest.helper-pid" ]; do sleep 0.05; done
 echo created
-if [ "$2" = "--hang" ]; then exec sleep 300; fi
+if [ "$2" = "--hang" ]; then : > "$dest.hanging"; exec sleep 300; fi
 exit "\${2:-0}"
 `,
   );
