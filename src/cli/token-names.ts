@@ -1,5 +1,4 @@
-import { closest, distance } from 'fastest-levenshtein';
-
+import { nearestName } from '../common/nearest-name.js';
 import type { ConfigIssue } from '../errors.js';
 
 /**
@@ -17,16 +16,9 @@ export function givenNames(values: readonly string[] | undefined): string[] {
   ];
 }
 
-/** Close enough to be a slip of the keyboard: a third of the name at most, and at least one edit. */
-function nearest(name: string, known: readonly string[]): string | undefined {
-  if (known.length === 0) return undefined;
-  const best = closest(name, known);
-  return distance(name, best) <= Math.max(1, Math.floor(best.length / 3)) ? best : undefined;
-}
-
 /** A name not among `known`, with the nearest known one when there is a close one. */
 export function unknownNameIssue(path: string, name: string, known: readonly string[], where: string): ConfigIssue {
-  const near = nearest(name, known);
+  const near = nearestName(name, known);
   return {
     path,
     message: `no token named "${name}" in ${where}${near ? `; did you mean "${near}"?` : `; known: ${known.join(', ') || '(none)'}`}`,
