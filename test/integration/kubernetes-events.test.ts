@@ -47,11 +47,14 @@ describe('Kubernetes Events of a rotation and a repair, through kubectl', () => 
     expect(first.code, first.stderr).toBe(0);
     expect(itemsOf(first.stdout)[0]).toMatchObject({ action: 'rotate' });
 
-    // Someone removes the key: the next run delivers the held secret again.
+    // Someone removes the key: the next run delivers the held secret again, and mints nothing.
+    const regenerates = () => fx.emulator.requests.filter((r) => r.op === 'regenerate').length;
+    expect(regenerates()).toBe(1);
     await kubectl('patch', 'secret', 'ingest-token', '-n', 'apps', '--type=json', '-p', '[{"op":"remove","path":"/data/token"}]');
     const second = await fx.cli('once', '--json');
     expect(second.code, second.stderr).toBe(0);
     expect(itemsOf(second.stdout)[0]).toMatchObject({ action: 'redeliver' });
+    expect(regenerates(), 'the repair regenerated').toBe(1);
     expect(secretData(k.double, 'apps', 'ingest-token', 'token')).toBeDefined();
 
     const listed = await kubectl('get', 'events', '-n', 'apps');
