@@ -174,6 +174,7 @@ export function throughputRows(t) {
         floorSeconds: t.floors.map((r) => r.ms / 1000),
         onceCpuSeconds: cpuSeconds(t.runs),
         floorCpuSeconds: cpuSeconds(t.floors),
+        onceCpuOverFloorCpu: median(t.runs.map((r) => r.cpuMs)) / median(t.floors.map((r) => r.cpuMs)),
         onceSpeedupOverCurlJq: speedupOver(curl, t.ms),
         floorSpeedupOverCurlJq: speedupOver(curl, t.floorMs),
         baselineSeconds: curl / 1000,
