@@ -4,7 +4,8 @@
 // so no time from here is reported. Skipped (n/a, with the reason) where strace is not installed.
 // Part of npm run bench (bench/run.mjs); `node bench/syscalls.mjs` runs it alone.
 import { existsSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
 import { join } from 'node:path';
 
 import { floorClientFolder } from './floor-client.mjs';
@@ -90,6 +91,24 @@ async function tracedFloorClient(count) {
   }
 }
 
+/**
+ * Why strace cannot trace here (ptrace refused in a container, say), or undefined when it can: a
+ * traced `node -e 0` must exit 0 and leave a summary.
+ */
+async function straceRefusal() {
+  if (!STRACE) return 'strace is not installed';
+  const dir = await mkdtemp(join(os.tmpdir(), 'token-rotator-strace-'));
+  try {
+    const run = await runNode(['-e', '0'], { wrapper: straceArgs(join(dir, 'probe.txt')) });
+    const calls = parseStraceSummary(await readFile(join(dir, 'probe.txt'), 'utf8').catch(() => ''));
+    if (run.code === 0 && calls.openat) return undefined;
+    const said = run.stderr.trim().split('\n')[0]?.slice(0, 120);
+    return `strace cannot trace here (exit ${run.code}, ${said || 'no summary'})`;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 /** Calls of the bigger run beyond the smaller one's, by syscall: what `extra` more rotations cost. */
 function beyond(big, small) {
   return Object.fromEntries(Object.keys({ ...big, ...small }).map((name) => [name, (big[name] ?? 0) - (small[name] ?? 0)]));
@@ -102,8 +121,8 @@ function beyond(big, small) {
  */
 export async function syscalls({ count = 200 } = {}) {
   const row = { id: 'x2', goal: `syscalls per rotation: once, ${count} due (strace -c -f)`, target: 'stated' };
-  if (!STRACE)
-    return { ...row, measured: 'n/a', baseline: '-', result: 'n/a', value: NaN, details: { skipped: 'strace is not installed' } };
+  const refusal = await straceRefusal();
+  if (refusal) return { ...row, measured: 'n/a', baseline: '-', result: 'n/a', value: NaN, details: { skipped: refusal } };
   const few = Math.max(1, Math.round(count / 20));
   const once = await tracedOnce(count);
   const onceFew = await tracedOnce(few);
