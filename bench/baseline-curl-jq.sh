@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The baseline of goal 1 (issue 12): the rotation a careful shell script does, one token after the
+# Printed beside goal 1 (issue 25; its baseline in issue 12): the rotation a careful shell script does, one token after the
 # other, with curl and jq. OAuth client credentials (the token endpoint from discovery), then per
 # token: GET its metadata, decide with jq whether it is due (expiry within 7 days), POST a regenerate
 # (the old token ends in 1 h or at its own expiry, the new one lives 30 days), write the secret to a

@@ -1,4 +1,4 @@
-// Goal 5 of issue 12, growth: does the daemon keep memory per check? A real daemon process (the
+// Row 5b (goal 3 of issue 25, no growth over 10,000 checks): does the daemon keep memory per check? A real daemon process (the
 // built CLI, preloaded with bench/heap-probe.mjs under --expose-gc) checks every one of N tokens every
 // second against the in-process emulator; every few seconds it is made to collect garbage in full and
 // report its live heap, until it has made the number of checks asked for (counted at the emulator).

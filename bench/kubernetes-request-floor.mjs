@@ -1,4 +1,4 @@
-// Goal 2 of issue 12, for Kubernetes Secret sinks: reads scale with destinations, not tokens. `plan`
+// Row 2c (goal 5 of issue 25: the request floor stays), for Kubernetes Secret sinks: reads scale with destinations, not tokens. `plan`
 // over N tokens whose Secrets are in one namespace reads them with one LIST by our label, not a GET
 // per Secret. Counted at the Kubernetes API double (its request log has the verb of each request).
 // Part of npm run bench (bench/run.mjs); `node bench/kubernetes-request-floor.mjs` runs it alone.

@@ -1,7 +1,7 @@
 // The idle RSS of a sidecar-shaped daemon (one token) with a Kubernetes Secret sink, a rollout reload
 // and the Kubernetes state backend, against the API double; and the same daemon with a file sink and
-// the file backend, for comparison. Budget of the Kubernetes work: under 90 MB on Node 24 (not a goal
-// of issue 12; reported beside its goals).
+// the file backend, for comparison. Goal 3 of issue 25 for the Kubernetes shape: ≤ 85 MB, launched as
+// the image launches it (with its NODE_OPTIONS).
 //   NODE_OPTIONS   for the daemon; default "--max-semi-space-size=1", as in the container image
 // Part of npm run bench (bench/run.mjs); `node bench/kubernetes-sidecar-memory.mjs` runs it alone.
 import { randomBytes } from 'node:crypto';
@@ -29,7 +29,7 @@ import {
   waitFor,
 } from './lib.mjs';
 
-const BUDGET_MB = 90;
+const GOAL_MB = 85;
 
 async function idleRss(emulator, token, shape, { settleMs, samples, everyMs }) {
   const port = await freePort();
@@ -100,10 +100,10 @@ export async function kubernetesSidecar({ settleMs = 10_000, samples = 3, everyM
     return {
       id: 'x1',
       goal: 'sidecar (1 token): Kubernetes sink+reload+backend, idle RSS',
-      target: `< ${BUDGET_MB} MB (earlier budget)`,
+      target: `≤ ${GOAL_MB} MB`,
       measured: `${mb(worst)} MB`,
       baseline: `file sink+backend: ${mb(Math.max(...rss.file))} MB`,
-      result: worst < BUDGET_MB * 1024 * 1024 ? 'pass' : 'short',
+      result: worst <= GOAL_MB * 1024 * 1024 ? 'pass' : 'short',
       value: worst / 1024 / 1024,
       unit: 'MB',
       details: {

@@ -198,17 +198,21 @@ export function childEnv(extra = {}) {
 /**
  * Runs `node ARGS` (the project's Node: process.execPath) and resolves with its exit code, output and
  * wall time from spawn to exit. `peakRss`: also its peak RSS, by /usr/bin/time when the machine has
- * it, else by a preloaded module reading process.resourceUsage() at exit.
+ * it, else by a preloaded module reading process.resourceUsage() at exit. `cpu`: also its CPU time
+ * (user + system, every thread), by /usr/bin/time only: wall time is noisy on a shared machine.
+ * `wrapper`: a command line the node command is appended to (strace); no peak RSS or CPU then.
  */
-export async function runNode(nodeArgs, { cwd = ROOT, env = childEnv(), peakRss = false, timeoutMs = 600_000 } = {}) {
+export async function runNode(nodeArgs, { cwd = ROOT, env = childEnv(), peakRss = false, cpu = false, wrapper, timeoutMs = 600_000 } = {}) {
   let command = process.execPath;
   let args = nodeArgs;
   let rssFile;
-  if (peakRss) {
+  if (wrapper) {
+    [command, ...args] = [...wrapper, process.execPath, ...nodeArgs];
+  } else if (peakRss || (cpu && HAS_TIME)) {
     rssFile = join(os.tmpdir(), `token-rotator-bench-rss-${randomBytes(4).toString('hex')}`);
     if (HAS_TIME) {
       command = TIME;
-      args = ['-f', '%M', '-o', rssFile, process.execPath, ...nodeArgs];
+      args = ['-f', '%U %S\n%M', '-o', rssFile, process.execPath, ...nodeArgs];
     } else {
       args = ['--import', MAXRSS_PROBE, ...nodeArgs];
       env = { ...env, BENCH_MAXRSS_OUT: rssFile };
@@ -225,14 +229,19 @@ export async function runNode(nodeArgs, { cwd = ROOT, env = childEnv(), peakRss 
   const ms = performance.now() - started;
   clearTimeout(timer);
   let peakRssBytes;
+  let cpuMs;
   if (rssFile) {
     const text = await readFile(rssFile, 'utf8').catch(() => '');
     await rm(rssFile, { force: true });
+    const lines = text.trim().split('\n');
     // Both write kilobytes: GNU time's %M and getrusage's ru_maxrss on Linux.
-    const kb = Number(text.trim().split('\n').pop());
-    if (Number.isFinite(kb) && kb > 0) peakRssBytes = kb * 1024;
+    const kb = Number(lines.at(-1));
+    if (peakRss && Number.isFinite(kb) && kb > 0) peakRssBytes = kb * 1024;
+    // GNU time's "%U %S" line (seconds), just before %M; it also reports a signal on a line of its own.
+    const times = HAS_TIME ? lines.at(-2)?.split(' ').map(Number) : undefined;
+    if (times?.length === 2 && times.every(Number.isFinite)) cpuMs = (times[0] + times[1]) * 1000;
   }
-  return { code, stdout, stderr, ms, peakRssBytes, peakRssBy: peakRss ? (HAS_TIME ? '/usr/bin/time' : 'resourceUsage') : undefined };
+  return { code, stdout, stderr, ms, cpuMs, peakRssBytes, peakRssBy: peakRss ? (HAS_TIME ? '/usr/bin/time' : 'resourceUsage') : undefined };
 }
 
 export const runCli = (args, options) => runNode([CLI, ...args], options);

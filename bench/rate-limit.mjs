@@ -1,4 +1,4 @@
-// Goal 3 of issue 12, the limited half: `once` against the emulator's rate limit (a fixed one-minute
+// Row 3a (goal 5 of issue 25: no 429 after the first window), the limited half: `once` against the emulator's rate limit (a fixed one-minute
 // window per client, answered with 429 and X-RateLimit-Limit/-Remaining/-Reset), with more work than
 // two windows allow. The run starts a few seconds before a window ends, so the first window is
 // spent at once; from the second window on, a rotator that reads the headers sends no request that

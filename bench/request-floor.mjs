@@ -1,4 +1,4 @@
-// Goal 2 of issue 12, the daemon: every request the emulator serves while a daemon checks its tokens
+// Row 2b (goal 5 of issue 25: the request floor stays), the daemon: every request the emulator serves while a daemon checks its tokens
 // twice (at start, then on its schedule). The OAuth token is to be cached across the checks.
 import { childEnv, CLI, freePort, rotatorFolder, seedTokens, startCountedEmulator, startNode, waitFor } from './lib.mjs';
 import { describeRequests, floorVerdict } from './throughput.mjs';

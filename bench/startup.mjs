@@ -1,4 +1,4 @@
-// Goal 4 of issue 12: start-up of `--version`, `--help` and `validate` (a small policy, no network)
+// Rows 4a-4d (goal 2 of issue 25): start-up of `--version`, `--help` and `validate` (a small policy, no network)
 // against bare `node -e 0`, the median wall time from spawn to exit over several runs each, taken in
 // turns so that a slow moment of the machine falls on every command alike; and the peak RSS of
 // `--version` against bare Node's.
