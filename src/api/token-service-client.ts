@@ -1,14 +1,11 @@
-import { Agent as HttpAgent } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
-
-import got, { type Got, type PlainResponse } from 'got';
+import type { Got, PlainResponse } from 'got';
 
 import type { AccessTokenSource } from '../auth/access-token-source.js';
 import type { Clock } from '../clock.js';
 import { tokenIdProblem } from '../common/token-id.js';
 import { ApiError, type ApiOperation, ApiResponseError, RegenerateAnswerUnusableError, RegenerateOutcomeUnknownError } from '../errors.js';
+import { createHttpStack } from '../http/http-stack.js';
 import { describeRedirect, followSameOriginOnly, isRedirect } from '../http/redirect-policy.js';
-import { limitResponseSize } from '../http/response-size.js';
 import type { Logger } from '../log/logger.js';
 import type { RotationTimes } from '../policy/rotation-times.js';
 import { Secret } from '../secret.js';
@@ -46,6 +43,11 @@ export interface TokenServiceClientOptions {
   onResponse?: (op: ApiOperation, status: number | 'error') => void;
   /** Told of every answer's `Date` header, to keep the service's clock. */
   onServiceDate?: (dateHeader: string | undefined) => void;
+  /**
+   * The run's HTTP stack (keep-alive agents, size bound), shared with the authorization server's
+   * client; its own when not given.
+   */
+  http?: Got;
   /** Paces requests by the service's rate limit headers; one per client by default. */
   pacer?: RateLimitPacer;
 }
@@ -83,15 +85,6 @@ function redirectRefused(op: ApiOperation, subject: string, response: PlainRespo
   return `${op} ${subject}: the service answered ${describeRedirect(response)}, not followed: credentials never leave ROTATOR_API_URL's origin${trace}`;
 }
 
-/**
- * Connections are kept open between requests: a new TCP (and TLS) connection per request cost a
- * round trip or three each. An idle one is closed after a few seconds, and a little before the
- * time the server says it keeps it (`Keep-Alive: timeout=N`), so that a request is not sent on a
- * connection the server is closing: Node's own margin (1 s) would make a server that keeps
- * connections 1 s never reuse one. Free sockets do not keep the process alive.
- */
-const KEEP_ALIVE = { keepAlive: true, timeout: 4000, agentKeepAliveTimeoutBuffer: 250, scheduling: 'lifo' } as const;
-
 /** The token service API (v2) over got: both endpoints, auth, retries, error translation. */
 export function createTokenServiceClient(options: TokenServiceClientOptions): TokenServiceClient {
   const { auth, clock, logger } = options;
@@ -99,15 +92,14 @@ export function createTokenServiceClient(options: TokenServiceClientOptions): To
   const base = new URL(options.apiUrl.href.endsWith('/') ? options.apiUrl.href : `${options.apiUrl.href}/`);
   const pacer = options.pacer ?? rateLimitPacer(clock);
 
-  const http: Got = got.extend({
+  const stack = options.http ?? createHttpStack({ timeoutMs: options.timeoutMs });
+  const http: Got = stack.extend({
     prefixUrl: new URL('v2/', base).href,
-    agent: { http: new HttpAgent(KEEP_ALIVE), https: new HttpsAgent(KEEP_ALIVE) },
     timeout: { request: options.timeoutMs },
     responseType: 'text',
     headers: { 'user-agent': USER_AGENT, accept: 'application/json', ...(options.orgId ? { 'x-axiom-org-id': options.orgId } : {}) },
     // The bearer never leaves the configured origin, whatever the service answers.
     followRedirect: followSameOriginOnly(base),
-    handlers: [limitResponseSize()],
     retry: {
       limit: options.retries ?? 4,
       methods: ['GET'],

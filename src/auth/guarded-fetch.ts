@@ -1,18 +1,21 @@
 import { AuthError } from '../errors.js';
+import type { Fetch } from '../http/got-fetch.js';
 import { isRedirect } from '../http/redirect-policy.js';
 import { MAX_RESPONSE_BYTES, ResponseTooLargeError } from '../http/response-size.js';
-
-type Fetch = (url: string, options: RequestInit & { redirect?: 'manual' }) => Promise<Response>;
 
 /**
  * The fetch openid-client uses to reach the authorization server. oauth4webapi already asks for
  * `redirect: 'manual'`; this enforces it whatever a library version does, names a redirect for
  * what it is (the client's credentials would follow it), and reads an answer only up to a bound,
- * counted after decompression, so a gzip bomb stops while it inflates.
+ * counted after decompression, so a gzip bomb stops while it inflates. `base` is the run's HTTP stack
+ * (`gotFetch`), which bounds the size as it reads; the bound here holds whatever `base` does.
  */
-export function guardedFetch(where: string, limit = MAX_RESPONSE_BYTES, base: typeof fetch = fetch): Fetch {
+export function guardedFetch(where: string, base: Fetch, limit = MAX_RESPONSE_BYTES): Fetch {
   return async (url, options) => {
-    const response = await base(url, { ...options, redirect: 'manual' });
+    const response = await base(url, { ...options, redirect: 'manual' }).catch((error: unknown) => {
+      if (error instanceof ResponseTooLargeError) throw tooLarge(where, error.limit);
+      throw error;
+    });
     if (isRedirect(response.status)) {
       await response.body?.cancel().catch(() => undefined);
       throw new AuthError(
@@ -29,7 +32,7 @@ export function guardedFetch(where: string, limit = MAX_RESPONSE_BYTES, base: ty
       size += value.byteLength;
       if (size > limit) {
         await reader.cancel().catch(() => undefined);
-        throw new AuthError(`the authorization server at ${where}: ${new ResponseTooLargeError(limit).message}`);
+        throw tooLarge(where, limit);
       }
       chunks.push(value);
     }
@@ -42,6 +45,10 @@ export function guardedFetch(where: string, limit = MAX_RESPONSE_BYTES, base: ty
     Object.defineProperty(copy, 'url', { value: response.url || url });
     return copy;
   };
+}
+
+function tooLarge(where: string, limit: number): AuthError {
+  return new AuthError(`the authorization server at ${where}: ${new ResponseTooLargeError(limit).message}`);
 }
 
 /** `a redirect (302) to https://host:port`: the origin only, since a path or query may hold a secret. */

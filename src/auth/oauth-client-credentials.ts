@@ -1,9 +1,12 @@
+import type { Got } from 'got';
 import * as oidc from 'openid-client';
 
 import type { Clock } from '../clock.js';
 import { isLoopbackHost } from '../common/loopback.js';
 import type { AuthSettings } from '../config/env.js';
 import { AuthError, dependencyCheck, type DependencyFailureKind, describeFailureKind, networkFailureKind, originOf } from '../errors.js';
+import { gotFetch } from '../http/got-fetch.js';
+import { createHttpStack } from '../http/http-stack.js';
 import { remoteText } from '../http/remote-text.js';
 import { scrubSecrets, Secret } from '../secret.js';
 import type { AccessTokenSource } from './access-token-source.js';
@@ -152,15 +155,19 @@ function translate(error: unknown, where: string, variable: Variable, step: Step
 /**
  * OAuth 2.0 client credentials with openid-client: discovery from the issuer, or a bare token
  * endpoint. The access token is cached until shortly before it expires, and concurrent callers share
- * one request.
+ * one request. Requests go through `http`, the run's HTTP stack shared with the token service (its
+ * own when not given), never through the global `fetch`.
  */
-export function oauthClientCredentials(settings: OAuthSettings, options: { clock: Clock; timeoutMs: number }): AccessTokenSource {
+export function oauthClientCredentials(
+  settings: OAuthSettings,
+  options: { clock: Clock; timeoutMs: number; http?: Got | undefined },
+): AccessTokenSource {
   // Every message, and the Events and logs they reach, names the server without the URL's query or
   // user info: either may hold something private.
   const href = (settings.issuer ?? settings.tokenUrl)!.href;
   const where = withoutQuery(href, href);
   const variable: Variable = settings.issuer ? 'ROTATOR_OAUTH_ISSUER' : 'ROTATOR_OAUTH_TOKEN_URL';
-  const fetchGuard = guardedFetch(where);
+  const fetchGuard = guardedFetch(where, gotFetch(options.http ?? createHttpStack({ timeoutMs: options.timeoutMs })));
   let configuration: Promise<oidc.Configuration> | undefined;
   let cached: { token: Secret; refreshAt: number } | undefined;
   let inflight: Promise<Secret> | undefined;

@@ -9,6 +9,7 @@ import { type Env } from '../common/env-variables.js';
 import { referenceReader } from '../common/reference.js';
 import type { Settings } from '../config/env.js';
 import type { ApiOperation } from '../errors.js';
+import { createHttpStack } from '../http/http-stack.js';
 import type { Logger } from '../log/logger.js';
 import { openReloads, type RunReloads } from '../reload/run-reloads.js';
 import type { Failpoint, RotationDeps } from '../rotation/deps.js';
@@ -82,7 +83,9 @@ export async function openRotationDeps(
   /** What relative `*_FILE` paths of referenced credentials are resolved against. */
   cwd: string = process.cwd(),
 ): Promise<OpenedDeps> {
-  const auth = createAccessTokenSource(settings.auth, { clock, timeoutMs: settings.httpTimeoutMs });
+  // One HTTP stack for the token service and its authorization server: one pool of connections.
+  const http = createHttpStack({ timeoutMs: settings.httpTimeoutMs });
+  const auth = createAccessTokenSource(settings.auth, { clock, timeoutMs: settings.httpTimeoutMs, http });
   if (settings.auth.kind === 'static' && settings.auth.accessToken.reveal().startsWith('xapt-') && !settings.orgId) {
     logger.warn('ROTATOR_ACCESS_TOKEN is a personal access token; the service also needs ROTATOR_ORG_ID with it');
   }
@@ -100,6 +103,7 @@ export async function openRotationDeps(
   const api = createTokenServiceClient({
     apiUrl: settings.apiUrl,
     auth,
+    http,
     orgId: settings.orgId,
     timeoutMs: settings.httpTimeoutMs,
     clock: service,

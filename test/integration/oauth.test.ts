@@ -120,6 +120,18 @@ describe('OAuth client credentials against oidc-provider', () => {
     expectNoLeak({ message: error.message }, [BASIC_SECRET]);
   });
 
+  it('never calls the global fetch: the authorization server is reached through the got stack', async () => {
+    const realFetch = globalThis.fetch;
+    globalThis.fetch = () => Promise.reject(new Error('the global fetch was called'));
+    let token: Secret;
+    try {
+      token = await oauthClientCredentials(settings({}), { clock: systemClock, timeoutMs: 5000 }).getAccessToken();
+    } finally {
+      globalThis.fetch = realFetch;
+    }
+    await expectUsable(token);
+  });
+
   it('reports an unreachable authorization server', async () => {
     const source = oauthClientCredentials(settings({ issuer: new URL('http://127.0.0.1:9/oauth') }), {
       clock: systemClock,
