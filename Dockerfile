@@ -18,12 +18,14 @@ RUN --mount=type=secret,id=npmrc --mount=type=secret,id=npm_ca --mount=type=cach
     if [ -f /run/secrets/npmrc ]; then export NPM_CONFIG_USERCONFIG=/run/secrets/npmrc; fi; \
     if [ -f /run/secrets/npm_ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/npm_ca; fi; \
     npm ci --ignore-scripts --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json tsconfig.production.json ./
+COPY tsconfig.json ./
+COPY scripts/bundle.mjs scripts/image/warm-compile-cache.mjs ./scripts/
 COPY src ./src
 # The image's own Node builds: with --ignore-scripts the pinned `node` devDependency has no binary.
-# The production build leaves out the emulator, the demo and the test hooks (ROTATOR_TEST_FAILPOINT):
-# they are not compiled, so dist/ has no file of theirs to copy.
-RUN node node_modules/typescript/bin/tsc -p tsconfig.production.json
+# The production build is the CLI bundled by esbuild (chunks and their source maps) and nothing else:
+# the emulator, the demo and the test hooks (ROTATOR_TEST_FAILPOINT) are loaded by URL, never
+# bundled, so dist/ has no file of theirs to copy. Types are checked by CI (npm run check), not here.
+RUN node scripts/bundle.mjs --production
 
 FROM ${BASE} AS production-dependencies
 WORKDIR /app
@@ -57,9 +59,19 @@ WORKDIR /app
 COPY --from=production-dependencies /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
-RUN mkdir -p /var/lib/token-rotator && chown 1000:1000 /var/lib/token-rotator && chmod 0700 /var/lib/token-rotator
+RUN mkdir -p /var/lib/token-rotator && chown 1000:1000 /var/lib/token-rotator && chmod 0700 /var/lib/token-rotator \
+    && mkdir /app/compile-cache && chown 1000:1000 /app/compile-cache
 # Numeric, so that Kubernetes can verify runAsNonRoot. uid 1000 is the image's `node` user.
 USER 1000:1000
+# Node's compile cache, filled now: at run time the root file system is read-only, so it could never
+# be written there. Node keys it on its version, the user id (hence filled as 1000) and each file's
+# path and contents, all fixed in the image; it reads it at every start and its failed writes (a
+# module not warmed here, another --user) are silent. Every chunk and the packages they import.
+RUN --mount=type=bind,from=build,source=/app/scripts/warm-compile-cache.mjs,target=/tmp/warm-compile-cache.mjs \
+    export NODE_COMPILE_CACHE=/app/compile-cache \
+    && node dist/cli/main.js --version >/dev/null && node dist/cli/main.js --help >/dev/null \
+    && node /tmp/warm-compile-cache.mjs /app/dist
+ENV NODE_COMPILE_CACHE=/app/compile-cache
 VOLUME ["/var/lib/token-rotator"]
 EXPOSE 9464
 # OCI labels, from the builder (scripts/image/build.sh passes them from package.json and git); last,

@@ -5,7 +5,8 @@
 //                                    the image build diffs this list before and after pruning.
 //   node check-imports.mjs dist      every package specifier in dist/ (import, import(), require);
 //                                    exits 1 if one fails to load.
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { isBuiltin } from 'node:module';
 import { join } from 'node:path';
 
 const root = import.meta.dirname;
@@ -46,14 +47,30 @@ function entryPoints(name) {
 
 const PACKAGE_SPECIFIER = /^(@[a-z0-9][\w.~-]*\/)?[a-z0-9][\w.~-]*(\/[\w./@~-]*)?$/i;
 
+/**
+ * The package specifiers of dist/. A bundle (scripts/bundle.mjs) inlines packages with their doc
+ * comments, where `import X from 'y'` examples name packages nobody installs: there the imports come
+ * from esbuild's metafile (parsed code, never comments), plus the require() and import() calls of
+ * the bundle's own code that esbuild cannot see (pino, loaded through createRequire, which esbuild
+ * renames require2).
+ */
 function distSpecifiers() {
   const found = new Set();
-  const pattern = /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|\bimport\s+)['"]([^'"]+)['"]/g;
+  const metafile = join(root, 'dist', 'bundle-meta.json');
+  const bundled = existsSync(metafile);
+  const pattern = bundled
+    ? /(?:\bimport\s*\(\s*|\b(?:require\d*|__require)\s*\(\s*)['"]([^'"]+)['"]/g
+    : /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|\bimport\s+)['"]([^'"]+)['"]/g;
+  const add = (specifier) => {
+    if (!isBuiltin(specifier) && PACKAGE_SPECIFIER.test(specifier)) found.add(specifier);
+  };
+  if (bundled) {
+    for (const output of Object.values(JSON.parse(readFileSync(metafile, 'utf8')).outputs))
+      for (const imported of output.imports) if (imported.external) add(imported.path);
+  }
   for (const file of readdirSync(join(root, 'dist'), { recursive: true })) {
     if (!file.endsWith('.js')) continue;
-    for (const [, specifier] of readFileSync(join(root, 'dist', file), 'utf8').matchAll(pattern)) {
-      if (!specifier.startsWith('node:') && PACKAGE_SPECIFIER.test(specifier)) found.add(specifier);
-    }
+    for (const [, specifier] of readFileSync(join(root, 'dist', file), 'utf8').matchAll(pattern)) add(specifier);
   }
   return [...found].sort();
 }

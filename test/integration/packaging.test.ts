@@ -20,23 +20,14 @@ const run = promisify(execFile);
 const DAY = 24 * 3600_000;
 
 /**
- * The production shape, built the way the Dockerfile builds it (tsconfig.production.json), into a
- * folder of its own with the package.json beside it, as the image lays them out.
+ * The production shape, built the way the Dockerfile builds it (scripts/bundle.mjs --production),
+ * into a folder of its own with the package.json beside it, as the image lays them out.
  */
 let production: string;
 
 beforeAll(async () => {
   production = await makeTempDir('token-rotator-production-');
-  await run(
-    process.execPath,
-    [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.production.json'), '--outDir', join(production, 'dist')],
-    {
-      cwd: root,
-    },
-  ).catch((error: { stdout?: string }) => {
-    // tsc writes its output even with type errors (another part's work in progress): judge the output.
-    if (!existsSync(join(production, 'dist/cli/main.js'))) throw error;
-  });
+  await run(process.execPath, [join(root, 'scripts/bundle.mjs'), '--production', '--outdir', join(production, 'dist')], { cwd: root });
   await copyFile(join(root, 'package.json'), join(production, 'package.json'));
   await symlink(join(root, 'node_modules'), join(production, 'node_modules'), 'dir');
 }, 120_000);
@@ -49,6 +40,7 @@ const dockerfile = () => readFile(join(root, 'Dockerfile'), 'utf8');
 const packageJson = async () =>
   JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as {
     private?: boolean;
+    version: string;
     license: string;
     keywords?: string[];
     homepage?: string;
@@ -74,11 +66,63 @@ describe('the production build', () => {
 
   it('is what the Dockerfile builds, and the image installs neither dev nor optional dependencies', async () => {
     const text = await dockerfile();
-    expect(text).toMatch(/^COPY .*tsconfig\.production\.json/m);
-    expect(text).toMatch(/^RUN node node_modules\/typescript\/bin\/tsc -p tsconfig\.production\.json$/m);
+    expect(text).toMatch(/^COPY scripts\/bundle\.mjs /m);
+    expect(text).toMatch(/^RUN node scripts\/bundle\.mjs --production$/m);
     expect(text).toMatch(/^\s*npm ci --omit=dev --omit=optional /m);
     // the only dist/ the image gets is the production build's
     expect(text.match(/^COPY --from=build .*$/gm)).toEqual(['COPY --from=build /app/dist ./dist']);
+  });
+
+  it('has the bundle alone (the CLI, its chunks, their maps and the metafile), its version fixed at build time', async () => {
+    const { stdout } = await run('find', [join(production, 'dist'), '-type', 'f']);
+    const files = stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((file) => file.slice(join(production, 'dist').length + 1));
+    expect(files).toContain('cli/main.js');
+    expect(files.filter((file) => !/^(cli\/main\.js|chunks\/[\w-]+\.js|bundle-meta\.json)(\.map|\.LEGAL\.txt)?$/.test(file))).toEqual([]);
+    // Its version was fixed at build time: the bundle does not read package.json.
+    await rm(join(production, 'package.json'));
+    const version = await run(process.execPath, [join(production, 'dist/cli/main.js'), '--version'], { cwd: production });
+    await copyFile(join(root, 'package.json'), join(production, 'package.json'));
+    expect(version.stdout).toBe(`${(await packageJson()).version}\n`);
+  });
+
+  it('starts from the compile cache the image bakes in, which it reads without writing', async () => {
+    // As the Dockerfile fills it: the CLI, then every chunk, with NODE_COMPILE_CACHE set.
+    const cache = join(production, 'compile-cache');
+    const env = { PATH: process.env.PATH ?? '', NODE_COMPILE_CACHE: cache };
+    await run(process.execPath, [join(production, 'dist/cli/main.js'), '--version'], { cwd: production, env });
+    await run(process.execPath, [join(root, 'scripts/image/warm-compile-cache.mjs'), join(production, 'dist')], { cwd: production, env });
+    const text = await dockerfile();
+    const finalStage = text.slice(text.lastIndexOf('\nFROM '));
+    expect(finalStage.indexOf('USER 1000:1000'), 'filled as the user it runs as: Node keys the cache on the uid').toBeLessThan(
+      finalStage.indexOf('warm-compile-cache.mjs'),
+    );
+    expect(finalStage).toMatch(/^ENV NODE_COMPILE_CACHE=\/app\/compile-cache$/m);
+    // Node says (NODE_DEBUG_NATIVE) whether it took each module's code from the cache.
+    const validated = await run(
+      process.execPath,
+      [join(production, 'dist/cli/main.js'), 'validate', '--config', join(root, 'config/rotation.yaml')],
+      {
+        cwd: production,
+        env: {
+          ...env,
+          NODE_DEBUG_NATIVE: 'COMPILE_CACHE',
+          ROTATOR_API_URL: 'http://127.0.0.1:9',
+          ROTATOR_ACCESS_TOKEN: 'canary-not-a-real-token',
+        },
+      },
+    );
+    const verdicts = [...validated.stderr.matchAll(/V8 code cache for ESM file:\/\/\S+\/dist\/(\S+) was (\w+( \w+)?)/g)].map(
+      ([, file, verdict]) => `${file} ${verdict}`,
+    );
+    expect(
+      verdicts.some((line) => /^chunks\/validate-\w+\.js accepted$/.test(line)),
+      verdicts.join('\n'),
+    ).toBe(true);
+    expect(verdicts.filter((line) => !line.endsWith(' accepted'))).toEqual([]);
+    expect(validated.stderr).not.toMatch(/writing cache for/);
   });
 
   it('says the emulator is not part of it, with exit 2', async () => {
@@ -161,15 +205,20 @@ describe('the npm tarball', () => {
     expect([...paths].filter((path) => /^(src|test|bench|scripts|dist\/testing|dist\/demo)\//.test(path))).toEqual([]);
   });
 
-  it('ships no source map without the source it maps', async () => {
+  it('ships a source map beside each file of the bundle, carrying the source it maps', async () => {
     const shipped = [...paths];
+    expect(paths).toContain('dist/cli/main.js.map');
     for (const path of shipped.filter((p) => p.endsWith('.js'))) {
       const url = /\/\/# sourceMappingURL=(\S+)\s*$/.exec(await readFile(join(root, path), 'utf8'))?.[1];
       if (url !== undefined) expect(paths, `${path} names its map`).toContain(join(dirname(path), url));
     }
     for (const path of shipped.filter((p) => p.endsWith('.map'))) {
-      const map = JSON.parse(await readFile(join(root, path), 'utf8')) as { sources: string[] };
-      for (const source of map.sources) expect(paths, `${path} maps ${source}`).toContain(join(dirname(path), source));
+      const map = JSON.parse(await readFile(join(root, path), 'utf8')) as { sources: string[]; sourcesContent?: (string | null)[] };
+      expect(map.sourcesContent?.length, path).toBe(map.sources.length);
+      expect(
+        map.sourcesContent?.filter((content) => typeof content !== 'string'),
+        path,
+      ).toEqual([]);
     }
   });
 
