@@ -37,9 +37,20 @@ export interface StateKeys {
 
 export const noStateKeys: StateKeys = { current: undefined, previous: [] };
 
+/**
+ * Key ids by key, worked out once per key: every sealed secret and every MAC written or checked
+ * names its key, some ten times a rotation, and a key's bytes never change.
+ */
+const keyIds = new WeakMap<KeyObject, string>();
+
 /** A short public id for a key: which key sealed a value, said without saying the key. */
 export function keyIdOf(key: KeyObject): string {
-  return createHmac('sha256', key).update('token-rotator state key id v1', 'utf8').digest('base64url').slice(0, 12);
+  let id = keyIds.get(key);
+  if (id === undefined) {
+    id = createHmac('sha256', key).update('token-rotator state key id v1', 'utf8').digest('base64url').slice(0, 12);
+    keyIds.set(key, id);
+  }
+  return id;
 }
 
 /**
