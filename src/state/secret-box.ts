@@ -54,24 +54,40 @@ export function keyIdOf(key: KeyObject): string {
 }
 
 /**
+ * The last seal of each secret. A rotation stores its new secret twice, under the same key and
+ * context: staged in the journal, then in the committed record; one seal serves both. The same
+ * ciphertext for the same plaintext, key, nonce and context is no nonce reuse. Frozen, as two
+ * documents hold it.
+ */
+const lastSeals = new WeakMap<Secret, { key: KeyObject; context: string; stored: StoredSecret }>();
+
+/**
  * AES-256-GCM with a fresh 96-bit nonce per secret; `context` (the name and token id) is bound as
  * additional data, so a sealed secret cannot be moved to another entry unnoticed.
  */
 export function sealSecret(secret: Secret, key: KeyObject | undefined, context: string): StoredSecret {
   if (!key) return { plain: secret.reveal() };
+  const last = lastSeals.get(secret);
+  if (last?.key === key && last.context === context) return last.stored;
+  const stored = sealWith(secret, key, context);
+  lastSeals.set(secret, { key, context, stored });
+  return stored;
+}
+
+function sealWith(secret: Secret, key: KeyObject, context: string): StoredSecret {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   cipher.setAAD(Buffer.from(context, 'utf8'));
   const data = Buffer.concat([cipher.update(secret.reveal(), 'utf8'), cipher.final()]);
-  return {
-    sealed: {
-      alg: 'A256GCM',
+  return Object.freeze({
+    sealed: Object.freeze({
+      alg: 'A256GCM' as const,
       kid: keyIdOf(key),
       iv: iv.toString('base64'),
       tag: cipher.getAuthTag().toString('base64'),
       data: data.toString('base64'),
-    },
-  };
+    }),
+  });
 }
 
 const keysOf = (keys: KeyObject | undefined | StateKeys): KeyObject[] =>
