@@ -22,6 +22,7 @@ import { needsAuthenticating } from '../state/authenticated-state.js';
 import { rotationIdOf, type StagedEntry } from '../state/journal-entry.js';
 import { resolveLineage, withAdoptedSinks } from '../state/lineage.js';
 import type { LockHolder } from '../state/name-locks.js';
+import type { StateRecord } from '../state/state-record.js';
 import { assessToken, decideFor, lineageFor, reclaimRecorded, snapshotSinks } from './assess-token.js';
 import type { RotationContext } from './context.js';
 import { storedCurrentSecret } from './current-secret.js';
@@ -37,6 +38,7 @@ import { redeliver } from './redeliver.js';
 import { heldSecretError, orphanedWithoutWayBack, regenerateJournalled } from './regenerate-journalled.js';
 import { RotationStopped } from './shutdown.js';
 import { deliverUnjournalled } from './unjournalled-delivery.js';
+import { rememberingWrites } from './written-record.js';
 
 export interface RotateOptions {
   /** Aborted at a stop's deadline: what still waits on the network is given up (never a regenerate sent). */
@@ -90,9 +92,10 @@ export async function rotateToken(policy: TokenPolicy, deps: RotationDeps, optio
     return { ...base, orphans: [], action: 'failed', stage: 'check', reason: errorSummary(error).message, error: errorSummary(error) };
   }
 
+  const written = rememberingWrites(deps.state);
   const ctx: RotationContext = {
     policy,
-    deps,
+    deps: { ...deps, state: written.state },
     log,
     signal: options.signal,
     stopping: options.stopping,
@@ -133,7 +136,9 @@ export async function rotateToken(policy: TokenPolicy, deps: RotationDeps, optio
     outcome = interruptedIfStopped(outcome, options, ctx.log);
     // A process that lost the lock must not write what the new holder owns.
     if (outcome.error?.code !== LockLostError.code) {
-      await recordAttempt(ctx, outcome).catch((error: unknown) => ctx.log.warn({ err: error }, 'recording the attempt failed'));
+      await recordAttempt(ctx, outcome, written.lastWritten()).catch((error: unknown) =>
+        ctx.log.warn({ err: error }, 'recording the attempt failed'),
+      );
     }
     return outcome;
   } finally {
@@ -236,8 +241,11 @@ async function busyOutcome(
   }
 }
 
-/** The failure count behind backoff and `status`: bumped by a failure, reset by anything else. */
-async function recordAttempt(ctx: RotationContext, outcome: TokenOutcome): Promise<void> {
+/**
+ * The failure count behind backoff and `status`: bumped by a failure, reset by anything else.
+ * `lastWritten`: the record this rotation last wrote for the name, under its lock.
+ */
+async function recordAttempt(ctx: RotationContext, outcome: TokenOutcome, lastWritten: StateRecord | undefined): Promise<void> {
   // Neither a failure nor a success: the next run does what this one was stopped from doing.
   if (outcome.check === 'backoff' || outcome.action === 'interrupted') return;
   // State this run's keys cannot open or do not vouch for is left exactly as it is: a record
@@ -245,6 +253,9 @@ async function recordAttempt(ctx: RotationContext, outcome: TokenOutcome): Promi
   if (outcome.error?.code === StateKeyError.code || outcome.error?.code === StateIntegrityError.code) return;
   const { deps, policy } = ctx;
   const failed = outcome.action === 'failed';
+  // A success that wrote a record without failures (a commit): the record read back would be that
+  // one, with nothing to reset. Not read again, parsed and authenticated for nothing.
+  if (!failed && lastWritten?.consecutiveFailures === 0) return;
   let existing;
   try {
     existing = await deps.state.read(policy.name);

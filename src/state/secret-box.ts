@@ -37,10 +37,29 @@ export interface StateKeys {
 
 export const noStateKeys: StateKeys = { current: undefined, previous: [] };
 
+/**
+ * Key ids by key, worked out once per key: every sealed secret and every MAC written or checked
+ * names its key, some ten times a rotation, and a key's bytes never change.
+ */
+const keyIds = new WeakMap<KeyObject, string>();
+
 /** A short public id for a key: which key sealed a value, said without saying the key. */
 export function keyIdOf(key: KeyObject): string {
-  return createHmac('sha256', key).update('token-rotator state key id v1', 'utf8').digest('base64url').slice(0, 12);
+  let id = keyIds.get(key);
+  if (id === undefined) {
+    id = createHmac('sha256', key).update('token-rotator state key id v1', 'utf8').digest('base64url').slice(0, 12);
+    keyIds.set(key, id);
+  }
+  return id;
 }
+
+/**
+ * The last seal of each secret. A rotation stores its new secret twice, under the same key and
+ * context: staged in the journal, then in the committed record; one seal serves both. The same
+ * ciphertext for the same plaintext, key, nonce and context is no nonce reuse. Frozen, as two
+ * documents hold it.
+ */
+const lastSeals = new WeakMap<Secret, { key: KeyObject; context: string; stored: StoredSecret }>();
 
 /**
  * AES-256-GCM with a fresh 96-bit nonce per secret; `context` (the name and token id) is bound as
@@ -48,19 +67,27 @@ export function keyIdOf(key: KeyObject): string {
  */
 export function sealSecret(secret: Secret, key: KeyObject | undefined, context: string): StoredSecret {
   if (!key) return { plain: secret.reveal() };
+  const last = lastSeals.get(secret);
+  if (last?.key === key && last.context === context) return last.stored;
+  const stored = sealWith(secret, key, context);
+  lastSeals.set(secret, { key, context, stored });
+  return stored;
+}
+
+function sealWith(secret: Secret, key: KeyObject, context: string): StoredSecret {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   cipher.setAAD(Buffer.from(context, 'utf8'));
   const data = Buffer.concat([cipher.update(secret.reveal(), 'utf8'), cipher.final()]);
-  return {
-    sealed: {
-      alg: 'A256GCM',
+  return Object.freeze({
+    sealed: Object.freeze({
+      alg: 'A256GCM' as const,
       kid: keyIdOf(key),
       iv: iv.toString('base64'),
       tag: cipher.getAuthTag().toString('base64'),
       data: data.toString('base64'),
-    },
-  };
+    }),
+  });
 }
 
 const keysOf = (keys: KeyObject | undefined | StateKeys): KeyObject[] =>

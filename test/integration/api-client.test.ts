@@ -100,6 +100,20 @@ describe('token service client against the emulator', () => {
     expect(fresh.id).not.toBe(token.id);
   });
 
+  it('never follows a redirect of a regenerate, not even to its own origin: the outcome is unknown, and nothing more is sent', async () => {
+    const token = emulator.store.add({ name: 'r-same', expiresAt: null });
+    // 307 and 308 keep the method and body: followed, they would send the regenerate a second time.
+    emulator.faults.add({
+      op: 'regenerate',
+      action: { kind: 'redirect', status: 307, location: `${emulator.apiUrl}/v2/tokens/${token.id}/regenerate` },
+    });
+    const { api } = emulatorClient(emulator);
+    const error = await api.regenerate(token.id, times()).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RegenerateOutcomeUnknownError);
+    expect((error as Error).message).toMatch(/a redirect \(307\) to http:\/\/127\.0\.0\.1:\d+, not followed/);
+    expect(regenerates().map((r) => r.status)).toEqual([307]);
+  });
+
   it.each([
     ['a 500 after the service committed', { kind: 'status', status: 500, commit: true } as const],
     ['a 502 before anything happened', { kind: 'status', status: 502 } as const],

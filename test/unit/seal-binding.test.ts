@@ -31,6 +31,33 @@ describe('a sealed secret is bound to its name and token: moved elsewhere, it do
   });
 });
 
+describe('one seal per secret, key and context', () => {
+  // A rotation stores its new secret staged in the journal, then in the committed record: one seal.
+  it('the same secret sealed again with the same key and context is the same sealed value, and it opens', () => {
+    const key = newStateKey();
+    const secret = new Secret('xaat-c4n4ry-twice');
+    const staged = sealSecret(secret, key, sealContext('ingest', 'tok-2'));
+    const committed = sealSecret(secret, key, sealContext('ingest', 'tok-2'));
+    expect(committed).toEqual(staged);
+    expect(Object.isFrozen(committed) && 'sealed' in committed && Object.isFrozen(committed.sealed)).toBe(true);
+    expect(opens(committed, key, sealContext('ingest', 'tok-2'))).toBe('xaat-c4n4ry-twice');
+  });
+
+  it('another context, another key or another secret gets a fresh nonce, and each opens only as sealed', () => {
+    const [key, other] = [newStateKey(), newStateKey()];
+    const secret = new Secret('xaat-c4n4ry-fresh');
+    const ivOf = (stored: ReturnType<typeof sealSecret>) => ('sealed' in stored ? stored.sealed.iv : undefined);
+    const first = sealSecret(secret, key, sealContext('ingest', 'tok-2'));
+    const otherContext = sealSecret(secret, key, sealContext('ingest', 'tok-3'));
+    const otherKey = sealSecret(secret, other, sealContext('ingest', 'tok-3'));
+    const otherSecret = sealSecret(new Secret('xaat-c4n4ry-fresh'), other, sealContext('ingest', 'tok-3'));
+    expect(new Set([first, otherContext, otherKey, otherSecret].map(ivOf)).size).toBe(4);
+    expect(opens(otherContext, key, sealContext('ingest', 'tok-3'))).toBe('xaat-c4n4ry-fresh');
+    expect(opens(otherKey, other, sealContext('ingest', 'tok-3'))).toBe('xaat-c4n4ry-fresh');
+    expect(opens(otherKey, key, sealContext('ingest', 'tok-3'))).toBe('wrong-key');
+  });
+});
+
 describe('the run’s key ring', () => {
   it('the current key seals; it and every previous key open; none given is none', () => {
     const [current, previous] = [newStateKey(), newStateKey()];

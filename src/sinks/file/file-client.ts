@@ -1,5 +1,4 @@
-import { constants } from 'node:fs';
-import { access, stat } from 'node:fs/promises';
+import { accessSync, constants, statSync } from 'node:fs';
 import { dirname, relative } from 'node:path';
 
 import { SinkError } from '../../errors.js';
@@ -48,7 +47,7 @@ export function fileSinkClient(): SinkClient<FileSinkConfig> {
     async preflight(config, { signal }) {
       signal?.throwIfAborted();
       try {
-        await writable(destination(config, 'write'));
+        writable(destination(config, 'write'));
       } catch (error) {
         throw new SinkError(`cannot write ${describe(config)}: ${describeFsError(error, config.path)}`, { cause: error });
       }
@@ -92,18 +91,20 @@ function destination(config: FileSinkConfig, verb: 'read' | 'write'): string {
  * Whether a write could work, without writing: the file, when it is there, is a regular file (the
  * write refuses anything else); the nearest folder that exists is a folder this process may create
  * files in (the temporary file, or the folders still missing, go there). A file in the way of a
- * folder is named itself, not the path below it that the system call failed on.
+ * folder is named itself, not the path below it that the system call failed on. Looked at
+ * synchronously, as `readFileNow` reads: a stat or two on the thread pool, and an ENOENT thrown for
+ * a sink not written yet, cost many times the system calls themselves, once per token.
  */
-async function writable(path: string): Promise<void> {
-  const existing = await statIfThere(path);
+function writable(path: string): void {
+  const existing = statIfThere(path);
   if (existing?.isDirectory()) throw Object.assign(new Error('a folder'), { code: 'EISDIR', path });
   if (existing && !existing.isFile()) throw new RefusedWriteError(`${path} exists and is not a regular file`);
   let folder = dirname(path);
   for (;;) {
-    const found = await statIfThere(folder);
+    const found = statIfThere(folder);
     if (found) {
       if (!found.isDirectory()) throw Object.assign(new Error('not a folder'), { code: 'ENOTDIR', path: folder });
-      await access(folder, constants.W_OK | constants.X_OK);
+      accessSync(folder, constants.W_OK | constants.X_OK);
       return;
     }
     if (dirname(folder) === folder) return;
@@ -112,11 +113,13 @@ async function writable(path: string): Promise<void> {
 }
 
 /** Undefined when nothing is there, also when a file stands in place of a folder on the way (ENOTDIR): the walk up finds that file. */
-async function statIfThere(path: string) {
-  return stat(path).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return undefined;
+function statIfThere(path: string) {
+  try {
+    return statSync(path, { throwIfNoEntry: false });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
     throw error;
-  });
+  }
 }
 
 /** File system errors name the path and the errno, which is what an operator needs to act. */
