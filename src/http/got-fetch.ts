@@ -22,8 +22,8 @@ const NULL_BODY = new Set([101, 204, 205, 304]);
  * same agents, timeout and size bound as the token service, and Node's global `fetch` (undici,
  * with its WebAssembly parser) is never used. It only maps the call: no redirect is followed (the
  * caller decides what one means), no status is an error, nothing is sent again. The answer is a
- * global `Response` (oauth4webapi checks `instanceof Response`) holding the body already decoded,
- * so the headers that described the encoded body are left out, and its `url` is the one asked.
+ * global `Response` (oauth4webapi checks `instanceof Response`) holding the body already decoded
+ * (without the headers that described the encoded body), and its `url` is the one asked.
  */
 export function gotFetch(base: Got): Fetch {
   return async (url, options) => {
@@ -43,7 +43,7 @@ export function gotFetch(base: Got): Fetch {
       const answer = new Response(NULL_BODY.has(status) ? null : response.body, {
         status,
         statusText: response.statusMessage ?? '',
-        headers: decodedHeaders(response.headers),
+        headers: answerHeaders(response.headers),
       });
       Object.defineProperty(answer, 'url', { value: url });
       return answer;
@@ -64,11 +64,9 @@ function requestBody(body: unknown): { body?: string | Buffer } {
   throw new TypeError('a streamed request body is not supported');
 }
 
-function decodedHeaders(incoming: IncomingHttpHeaders): Headers {
+/** got has decoded the body already, and dropped the content-encoding and content-length that described it. */
+function answerHeaders(incoming: IncomingHttpHeaders): Headers {
   const headers = new Headers();
-  for (const [name, value] of Object.entries(incoming)) {
-    if (value === undefined || name === 'content-encoding' || name === 'content-length') continue;
-    for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
-  }
+  for (const [name, value] of Object.entries(incoming)) for (const one of [value ?? []].flat()) headers.append(name, one);
   return headers;
 }
