@@ -87,7 +87,7 @@ export async function run(argv: string[], given: CliIo): Promise<number> {
         .default('auto'),
     )
     .configureHelp({ showGlobalOptions: true })
-    .addHelpText('after', programHelp())
+    .addHelpText('after', () => programHelp())
     .showHelpAfterError()
     .exitOverride()
     .configureOutput({
@@ -243,7 +243,7 @@ export async function run(argv: string[], given: CliIo): Promise<number> {
       io.stdout.write(completionScript(shell, program));
     });
 
-  for (const command of program.commands) command.addHelpText('after', commandHelp(command.name() as HelpedCommand));
+  for (const command of program.commands) command.addHelpText('after', () => commandHelp(command.name() as HelpedCommand));
 
   try {
     refuseNodeOptions(argv);

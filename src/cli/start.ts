@@ -19,6 +19,20 @@ if (argv.includes('daemon')) {
   keepYoungGenerationSmall(process.execArgv, process.env.NODE_OPTIONS);
 }
 
+// `plan` checks thousands of tokens in one run and keeps only a line of each: left alone, V8 grows
+// the young generation to 2 × 32 MB and lets the garbage promoted out of it reach four times the live
+// heap before a full collection (5,000 tokens: 285 MB peak). Kept small, and the old generation
+// collected at three times the live heap, the same plan peaks at about 170 MB for 11% more CPU time.
+// A heap flag of the user's wins.
+if (argv.includes('plan')) {
+  const { keepYoungGenerationSmall } = await import('../daemon/young-generation.js');
+  keepYoungGenerationSmall(process.execArgv, process.env.NODE_OPTIONS);
+  if (![...process.execArgv, process.env.NODE_OPTIONS ?? ''].some((arg) => /heap[-_]growing/.test(arg))) {
+    const { setFlagsFromString } = await import('node:v8');
+    setFlagsFromString('--heap-growing-percent=200');
+  }
+}
+
 /** `--version` alone is answered before the command line parser is even loaded. */
 async function version(): Promise<number> {
   const { packageVersion } = await import('../version.js');

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { reloadTypes } from '../reload/registry.js';
 import { schema as awsSecretsManager } from '../sinks/aws-secrets-manager/aws-secrets-manager-config.js';

@@ -1,5 +1,5 @@
 import cron from 'node-cron';
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { DURATION_HELP, parseDuration } from '../common/duration.js';
 import { durationSchema } from '../common/duration-schema.js';

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { fromZodIssues } from '../common/config-issues.js';
 import { durationSchema } from '../common/duration-schema.js';

@@ -1,13 +1,15 @@
-import { createHmac, type KeyObject } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 
 import type { Secret } from '../secret.js';
 
 /**
  * Used when no state key is set. A token is long and random, so even unkeyed its hash reveals
  * nothing that could be guessed; the key only adds that a fingerprint cannot be checked against a
- * candidate secret without it.
+ * candidate secret without it. A KeyObject, as the state key is: Node turns a Buffer key into one on
+ * every createHmac, which made the unkeyed fingerprint 5× slower than a keyed one (a `plan` over
+ * 5,000 tokens takes two of each per token).
  */
-const UNKEYED = Buffer.from('token-rotator sink fingerprint v1');
+const UNKEYED = createSecretKey(Buffer.from('token-rotator sink fingerprint v1'));
 
 /**
  * What the state keeps of a delivered secret: enough to tell whether a sink still holds it, never

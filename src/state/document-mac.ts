@@ -1,7 +1,7 @@
 import { createHmac, createSecretKey, hkdfSync, type KeyObject, timingSafeEqual } from 'node:crypto';
 
 import canonicalize from 'canonicalize';
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { keyIdOf } from './secret-box.js';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { isTokenId, tokenIdProblem } from '../common/token-id.js';
 import { documentMacSchema } from './document-mac.js';

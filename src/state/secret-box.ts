@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, createHmac, type KeyObject, randomBytes } from 'node:crypto';
 
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { Secret } from '../secret.js';
 

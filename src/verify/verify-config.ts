@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { durationSchema } from '../common/duration-schema.js';
 import { isLoopbackHost } from '../common/loopback.js';

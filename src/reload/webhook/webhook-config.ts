@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { fromZodIssues } from '../../common/config-issues.js';
 import { variableNameSchema } from '../../common/reference.js';

@@ -1,7 +1,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { fromZodIssues } from '../../common/config-issues.js';
 import { durationSchema } from '../../common/duration-schema.js';

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { fromZodIssues } from '../../common/config-issues.js';
 import { strictObject } from '../../common/strict-object.js';

@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { fromZodIssues } from '../../common/config-issues.js';
 import { isLoopbackHost } from '../../common/loopback.js';
