@@ -12,11 +12,12 @@ try {
 
 const argv = process.argv.slice(2);
 
-// Before any module loads, which alone grows the young generation: see young-generation.ts. The
-// word anywhere in argv: an option's value spelled `daemon` costs that run a little speed, nothing else.
+// Before any module loads, which alone grows the young generation and warms functions for the
+// optimizing compilers: see memory-flags.ts. The word anywhere in argv: an option's value spelled
+// `daemon` costs that run some speed, nothing else.
 if (argv.includes('daemon')) {
-  const { keepYoungGenerationSmall } = await import('../daemon/young-generation.js');
-  keepYoungGenerationSmall(process.execArgv, process.env.NODE_OPTIONS);
+  const { setDaemonMemoryFlags } = await import('../daemon/memory-flags.js');
+  setDaemonMemoryFlags(process.execArgv, process.env.NODE_OPTIONS);
 }
 
 /** `--version` alone is answered before the command line parser is even loaded. */
