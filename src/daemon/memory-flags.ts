@@ -16,11 +16,11 @@ interface MemoryFlag {
  *   does; the daemon then holds that memory while idle for hours. The container image says the same
  *   with NODE_OPTIONS=--max-semi-space-size=1; heap sizes can only be given on Node's command line,
  *   but the growth factor is read at each growth, so it can be set here.
- * - No optimizing compiler (Turbofan, Maglev): functions run in the interpreter and, once warm, as
- *   Sparkplug's baseline code. The compilers' own code (pages of the node binary), their working
- *   memory on V8's worker threads (malloc arenas that glibc keeps) and the optimized code cost an
- *   idle daemon with 100 tokens 13-18 MB resident; a check costs ~15-30% more CPU (2-3 ms → 3 ms
- *   here), nothing that matters at one check per token per schedule.
+ * - No compiler beyond the interpreter (neither Turbofan, Maglev nor Sparkplug's baseline code):
+ *   the compilers' own code (pages of the node binary), their working memory on V8's worker threads
+ *   (malloc arenas that glibc keeps) and the compiled code cost an idle daemon with 100 tokens
+ *   13-18 MB resident, Sparkplug 0.5-2 of them; a check costs more CPU (2.2-2.9 ms → 4 ms here, a
+ *   third of that Sparkplug's), nothing that matters at one check per token per schedule.
  * - --optimize-for-size: V8 grows the heap in smaller steps and gives pages back sooner (4-5 MB
  *   with 100 tokens, the heap grown by the first pass of 1,000 tokens given back).
  *
@@ -30,6 +30,7 @@ export const DAEMON_MEMORY_FLAGS: readonly MemoryFlag[] = [
   { flag: '--semi-space-growth-factor=1', subject: /semi[-_]space/ },
   { flag: '--no-turbofan', subject: /^--(no[-_])?(turbofan|opt|max[-_]opt|jitless|lite[-_]mode)(=|$)/ },
   { flag: '--no-maglev', subject: /^--(no[-_])?(maglev|max[-_]opt|jitless|lite[-_]mode)(=|$)/ },
+  { flag: '--no-sparkplug', subject: /^--(no[-_])?(sparkplug|max[-_]opt|jitless|lite[-_]mode)(=|$)/ },
   { flag: '--optimize-for-size', subject: /^--(no[-_])?(optimize[-_]for[-_]size|lite[-_]mode)(=|$)/ },
 ];
 

@@ -19,11 +19,11 @@ const PROBE = `
 import { writeFileSync } from 'node:fs';
 process.on('exit', () => {
   const ask = (name) => new Function('return %' + name + '()')();
-  writeFileSync(process.env.COMPILERS_OUT, JSON.stringify({ turbofan: ask('IsTurbofanEnabled'), maglev: ask('IsMaglevEnabled') }));
+  writeFileSync(process.env.COMPILERS_OUT, JSON.stringify({ turbofan: ask('IsTurbofanEnabled'), maglev: ask('IsMaglevEnabled'), sparkplug: ask('IsSparkplugEnabled') }));
 });
 `;
 
-describe('the daemon runs without the optimizing compilers (resident memory while idle)', () => {
+describe('the daemon runs in the interpreter alone (resident memory while idle)', () => {
   let port = 0;
   const fx = useCliFixture({
     env: async () => {
@@ -32,8 +32,8 @@ describe('the daemon runs without the optimizing compilers (resident memory whil
     },
   });
 
-  /** Turbofan and Maglev as V8 has them once the daemon has checked its token and is stopped. */
-  async function daemonCompilers(nodeArgs: string[] = []): Promise<{ turbofan: boolean; maglev: boolean }> {
+  /** V8's compilers as it has them once the daemon has checked its token and is stopped. */
+  async function daemonCompilers(nodeArgs: string[] = []): Promise<{ turbofan: boolean; maglev: boolean; sparkplug: boolean }> {
     const token = fx.emulator.store.add({ name: 't0', expiresAt: new Date(Date.now() + 60 * DAY) });
     await seedSink(fx.dir, 'secrets/t0.token', token.secret);
     await writePolicy(fx.dir, {
@@ -62,7 +62,7 @@ describe('the daemon runs without the optimizing compilers (resident memory whil
     await done;
     fx.results.push(result);
     expect(result.code).toBe(0);
-    return JSON.parse(await readFile(out, 'utf8')) as { turbofan: boolean; maglev: boolean };
+    return JSON.parse(await readFile(out, 'utf8')) as { turbofan: boolean; maglev: boolean; sparkplug: boolean };
   }
 
   const metrics = () =>
@@ -70,11 +70,11 @@ describe('the daemon runs without the optimizing compilers (resident memory whil
       .then((r) => r.text())
       .catch(() => '');
 
-  it('without any flag: neither Turbofan nor Maglev', async () => {
-    expect(await daemonCompilers()).toEqual({ turbofan: false, maglev: false });
+  it('without any flag: neither Turbofan, Maglev nor Sparkplug', async () => {
+    expect(await daemonCompilers()).toEqual({ turbofan: false, maglev: false, sparkplug: false });
   });
 
   it("a compiler flag of the user's wins", async () => {
-    expect(await daemonCompilers(['--turbofan'])).toEqual({ turbofan: true, maglev: false });
+    expect(await daemonCompilers(['--turbofan'])).toEqual({ turbofan: true, maglev: false, sparkplug: false });
   });
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import { daemonMemoryFlags } from '../../src/daemon/memory-flags.js';
 
-const ALL = ['--semi-space-growth-factor=1', '--no-turbofan', '--no-maglev', '--optimize-for-size'];
+const ALL = ['--semi-space-growth-factor=1', '--no-turbofan', '--no-maglev', '--no-sparkplug', '--optimize-for-size'];
 
 describe('the V8 flags the daemon sets for its resident memory', () => {
   it('all of them when the user gave none', () => {
@@ -15,6 +15,7 @@ describe('the V8 flags the daemon sets for its resident memory', () => {
     expect(daemonMemoryFlags(['--turbofan'], undefined)).toEqual(ALL.filter((f) => f !== '--no-turbofan'));
     expect(daemonMemoryFlags(['--opt'], undefined)).toEqual(ALL.filter((f) => f !== '--no-turbofan'));
     expect(daemonMemoryFlags([], '--maglev')).toEqual(ALL.filter((f) => f !== '--no-maglev'));
+    expect(daemonMemoryFlags([], '--sparkplug')).toEqual(ALL.filter((f) => f !== '--no-sparkplug'));
     expect(daemonMemoryFlags(['--max-opt=3'], undefined)).toEqual(['--semi-space-growth-factor=1', '--optimize-for-size']);
     expect(daemonMemoryFlags(['--no_optimize_for_size'], undefined)).toEqual(ALL.filter((f) => f !== '--optimize-for-size'));
     expect(daemonMemoryFlags([], '--jitless')).toEqual(['--semi-space-growth-factor=1', '--optimize-for-size']);
