@@ -3,7 +3,10 @@ import { setFlagsFromString } from 'node:v8';
 /** A V8 flag the daemon sets for itself, unless a flag of the user's speaks of the same thing. */
 interface MemoryFlag {
   flag: string;
-  /** A flag of the user's (on Node's command line or in NODE_OPTIONS) on the same subject: it wins. */
+  /**
+   * A flag of the user's on the same subject wins: on Node's command line (`node --turbofan
+   * …/token-rotator daemon`), or in NODE_OPTIONS for the few V8 flags Node accepts there.
+   */
   subject: RegExp;
 }
 
