@@ -12,25 +12,14 @@ try {
 
 const argv = process.argv.slice(2);
 
-// Before any module loads, which alone grows the young generation: see young-generation.ts. The
-// word anywhere in argv: an option's value spelled `daemon` costs that run a little speed, nothing else.
-if (argv.includes('daemon')) {
-  const { keepYoungGenerationSmall } = await import('../daemon/young-generation.js');
-  keepYoungGenerationSmall(process.execArgv, process.env.NODE_OPTIONS);
-}
-
-// `plan` checks thousands of tokens in one run and keeps only a line of each: left alone, V8 grows
-// the young generation to 2 × 32 MB and lets the garbage promoted out of it reach four times the live
-// heap before a full collection (5,000 tokens: 285 MB peak). Kept small, and the old generation
-// collected at three times the live heap, the same plan peaks at about 170 MB for 11% more CPU time.
-// A heap flag of the user's wins.
-if (argv.includes('plan')) {
-  const { keepYoungGenerationSmall } = await import('../daemon/young-generation.js');
-  keepYoungGenerationSmall(process.execArgv, process.env.NODE_OPTIONS);
-  if (![...process.execArgv, process.env.NODE_OPTIONS ?? ''].some((arg) => /heap[-_]growing/.test(arg))) {
-    const { setFlagsFromString } = await import('node:v8');
-    setFlagsFromString('--heap-growing-percent=200');
-  }
+// Before any module loads, which alone grows the young generation and warms functions for the
+// optimizing compilers: see memory-flags.ts. The word anywhere in argv: an option's value spelled
+// `daemon` or `plan` costs that run some speed, nothing else. A flag of the user's on the same
+// subject wins.
+const memoryTable = argv.includes('daemon') ? 'DAEMON_MEMORY_FLAGS' : argv.includes('plan') ? 'PLAN_MEMORY_FLAGS' : undefined;
+if (memoryTable) {
+  const flags = await import('./memory-flags.js');
+  flags.setMemoryFlags(flags[memoryTable], process.execArgv, process.env.NODE_OPTIONS);
 }
 
 /** `--version` alone is answered before the command line parser is even loaded. */

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { VARIABLES } from '../../src/config/env.js';
 import { CLI } from '../helpers/cli.js';
+import { freePort } from '../helpers/free-port.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 /**
@@ -83,19 +84,24 @@ function modulesOf(url: string, meta: BundleMeta): string[] {
   return output ? Object.keys(output.inputs) : [path];
 }
 
-/** The packages (by their folder under node_modules) and modules of ours (as src-relative .js) a CLI run loaded. */
+/**
+ * The packages (by their folder under node_modules) and modules of ours (as src-relative .js) a CLI
+ * run loaded; `stop`, for a command that runs until stopped, says when to send it SIGTERM.
+ */
 async function loaded(
   args: string[],
   name: string,
+  stop?: () => Promise<void>,
 ): Promise<{ code: number; stdout: string; files: string[]; modules: string[]; packages: Set<string>; ours: string[] }> {
   const out = join(dir, `${name}.loaded`);
   const { code, stdout } = await new Promise<{ code: number; stdout: string }>((done) => {
-    execFile(
+    const child = execFile(
       process.execPath,
       ['--import', join(dir, 'recorder.mjs'), CLI, ...args],
       { cwd: dir, env: { PATH: process.env.PATH ?? '', LOADED_OUT: out }, timeout: 60_000 },
       (error, stdout) => done({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout }),
     );
+    void stop?.().then(() => child.kill('SIGTERM'));
   });
   const meta = JSON.parse(await readFile(join(DIST, 'bundle-meta.json'), 'utf8')) as BundleMeta;
   const urls = (await readFile(out, 'utf8')).split('\n').filter(Boolean);
@@ -182,6 +188,32 @@ describe.skipIf(!hooks)('start-up: what each command loads', () => {
       expect(packages, unused).not.toContain(unused);
     for (const unused of ['kubernetes/client.js', 'state/backends/kubernetes/state-objects.js']) expect(ours, unused).not.toContain(unused);
     expect(ours.filter((file) => file.startsWith('cli/commands/'))).toEqual(['cli/commands/rbac.js']);
+  });
+
+  it('a daemon whose policy has no Kubernetes target loads neither the Kubernetes client nor the Event recorder, through its first check', async () => {
+    const port = await freePort();
+    // The first check fails (nothing listens at the token service's address), and its failure is
+    // told: the path that records Kubernetes Events when a policy has Kubernetes targets.
+    let failedOnce = false;
+    const checked = async () => {
+      const deadline = Date.now() + 30_000;
+      while (Date.now() < deadline) {
+        const text = await fetch(`http://127.0.0.1:${port}/metrics`)
+          .then((r) => r.text())
+          .catch(() => '');
+        failedOnce = /^token_rotator_checks_total\{token="ingest",result="failure"\} 1$/m.test(text);
+        if (failedOnce) return;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    };
+    const args = ['daemon', '--config', 'rotation.yaml', '--dotenv', 'rotator.env', '--listen', `127.0.0.1:${port}`];
+    const { code, packages, ours } = await loaded(args, 'daemon-files', checked);
+    expect(code).toBe(0);
+    expect(failedOnce).toBe(true);
+    expect(packages).toContain('prom-client');
+    expect(ours).toContain('compose/kubernetes-events.js');
+    for (const unused of ['kubernetes/client.js', 'kubernetes/events/event-recorder.js', 'kubernetes/events/event-series.js'])
+      expect(ours, unused).not.toContain(unused);
   });
 
   it('JSON logs do not load pino-pretty', async () => {
