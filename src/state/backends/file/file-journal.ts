@@ -49,8 +49,10 @@ export function fileJournal(dir: string, options: { clock?: Clock } = {}): Journ
     });
   };
 
-  /** Legacy: a per-name file exists for `name` (as the last refresh saw, or now). */
-  const isLegacy = (name: string) => log.legacyNames().has(name) || existsSync(fileOf(name));
+  /** Names read here: the folder was listed then, under the name's lock, so its legacy file is known. */
+  const readHere = new Set<string>();
+  /** Legacy: a per-name file exists for `name` (as the read before saw it, or now if it was not read here). */
+  const isLegacy = (name: string) => log.legacyNames().has(name) || (!readHere.has(name) && existsSync(fileOf(name)));
 
   async function append(name: string, record: Omit<LogRecord, 'name' | 'seq'>, durable: boolean, what: string): Promise<void> {
     const seq = nextSeq(seen.get(name) ?? log.latest(name)?.seq, Date.now());
@@ -83,6 +85,7 @@ export function fileJournal(dir: string, options: { clock?: Clock } = {}): Journ
     // The entry may hold the only copy of a new secret: never drop it, say what to look at.
     async read(name) {
       await refresh();
+      readHere.add(name);
       if (log.legacyNames().has(name)) {
         return readRecordFile(fileOf(name), name, kind, fix(name, 'move the file aside'));
       }

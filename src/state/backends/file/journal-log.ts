@@ -12,6 +12,8 @@ export const LOG_NAME = 'journal.log';
 const ASIDE = /^journal\.log\.[0-9a-f]{12}\.old$/;
 /** A log this large with entries still live is rewritten with only those. */
 const COMPACT_BYTES = 1024 * 1024;
+/** What one read(2) of the log asks for: a rotation's records are a few KiB. */
+const READ_BYTES = 64 * 1024;
 
 /** A log file this process has open: the descriptor keeps its inode from being reused. */
 interface OpenLog {
@@ -106,18 +108,19 @@ export function journalLog(folder: string, guard: CompactionGuard): JournalLog {
     closeSync(log.fd);
   }
 
-  /** Reads `log` from where it was read to its end. */
+  /** Reads `log` from where it was read to its end: read(2) until it returns nothing, no stat. */
   function readNew(log: OpenLog): void {
-    const size = fstatSync(log.fd).size;
-    if (size <= log.offset) return;
-    const bytes = Buffer.allocUnsafe(size - log.offset);
-    let got = 0;
-    while (got < bytes.length) {
-      const n = readSync(log.fd, bytes, got, bytes.length - got, log.offset + got);
+    const chunks: Buffer[] = [];
+    let at = log.offset;
+    for (;;) {
+      const chunk = Buffer.allocUnsafe(READ_BYTES);
+      const n = readSync(log.fd, chunk, 0, READ_BYTES, at);
       if (n === 0) break;
-      got += n;
+      chunks.push(chunk.subarray(0, n));
+      at += n;
     }
-    const { records, consumed } = parseRecords(bytes.subarray(0, got));
+    if (chunks.length === 0) return;
+    const { records, consumed } = parseRecords(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
     applyRecords(log.latest, records);
     log.offset += consumed;
   }
@@ -188,21 +191,26 @@ export function journalLog(folder: string, guard: CompactionGuard): JournalLog {
     return keys;
   }
 
+  /**
+   * Reads the log, then the aside files, then the log again to its end, until the log at the path
+   * stayed the same inode throughout. A record that was in the log when this began is then read:
+   * in the log, or in the aside file a compaction renamed it to, or (that file removed already)
+   * in the copy the compaction appended to the log before removing it, read by the last step.
+   */
   async function refresh(): Promise<void> {
-    for (;;) {
-      const first = list();
-      const keys = readAsides(first.asides);
-      const before = atPath(false);
+    // The log as last seen needs no stat: the stat below tells whether it still is.
+    let before = current && !current.gone ? current : atPath(false);
+    for (; ; before = atPath(false)) {
       if (before) readNew(before);
-      const second = list();
+      const listed = list();
+      const keys = readAsides(listed.asides);
       const after = atPath(false);
+      if (after !== before) continue;
       if (after) readNew(after);
-      if (before === after && second.asides.every((a) => first.asides.includes(a))) {
-        asideKeys = keys;
-        legacy = second.legacy;
-        for (const log of [...files.values()]) if (log !== after && !keys.has(log.key)) close(log);
-        return;
-      }
+      asideKeys = keys;
+      legacy = listed.legacy;
+      for (const log of [...files.values()]) if (log !== after && !keys.has(log.key)) close(log);
+      return;
     }
   }
 
@@ -244,6 +252,7 @@ export function journalLog(folder: string, guard: CompactionGuard): JournalLog {
         if (code(error) !== 'ENOENT') throw error;
         aside = undefined;
       }
+      atPath(false); // whatever is at the path now, not the file just set aside, takes the copies
       const moved = [...asides.map((a) => join(folder, a)), ...(aside ? [aside] : [])];
       // Read from the start, not from this process's view: records of files removed since are gone.
       const latest = new Map<string, LogRecord>();
@@ -292,11 +301,11 @@ export function journalLog(folder: string, guard: CompactionGuard): JournalLog {
     return compacting;
   }
 
+  /** On this process's view, without a stat: a compaction that was not due is merely wasted work. */
   async function compactIfDue(): Promise<void> {
-    const log = atPath(false);
+    const log = current && !current.gone ? current : undefined;
     if (log) readNew(log);
-    const size = log ? fstatSync(log.fd).size : 0;
-    if (asideKeys.size > 0 || (log && (liveNames().length === 0 || size > COMPACT_BYTES))) await compact();
+    if (asideKeys.size > 0 || (log && (liveNames().length === 0 || log.offset > COMPACT_BYTES))) await compact();
   }
 
   function liveNames(): string[] {
