@@ -1,5 +1,5 @@
 import { existsSync, readdirSync } from 'node:fs';
-import { appendFile, mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -183,6 +183,23 @@ describe('the journal log', () => {
       await journal.erase('x');
       expect(await journal.read('x')).toBeUndefined();
       expect(await readdir(folder)).toEqual([]);
+    });
+
+    it('a held secret gets a file of its own, which an operator removes by hand: nothing of it stays in the log', async () => {
+      const journal = fileJournal(dir);
+      await journal.read('h');
+      await journal.write(anIntent('h'));
+      const held: JournalEntry = {
+        ...anIntent('h'),
+        phase: 'held',
+        held: { problem: 'no id in the answer', heldAt: '2026-11-22T12:00:01.000Z', secret: { plain: 'xaat-held' } },
+      };
+      await journal.write(held);
+      expect(JSON.parse(await readFile(legacy('h'), 'utf8'))).toEqual(held);
+      expect(await fileJournal(dir).read('h')).toEqual(held);
+      await rm(legacy('h'));
+      expect(await fileJournal(dir).read('h')).toBeUndefined();
+      expect(await fileJournal(dir).names()).toEqual([]);
     });
 
     it('a damaged legacy file is refused as before, naming the file', async () => {

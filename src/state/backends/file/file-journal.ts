@@ -54,6 +54,12 @@ export function fileJournal(dir: string, options: { clock?: Clock } = {}): Journ
   /** Legacy: a per-name file exists for `name` (as the read before saw it, or now if it was not read here). */
   const isLegacy = (name: string) => log.legacyNames().has(name) || (!readHere.has(name) && existsSync(fileOf(name)));
 
+  /** The log holds an entry for `name`, as the last refresh saw. */
+  const isLive = (name: string) => {
+    const latest = log.latest(name);
+    return latest !== undefined && !latest.erased;
+  };
+
   async function append(name: string, record: Omit<LogRecord, 'name' | 'seq'>, durable: boolean, what: string): Promise<void> {
     const seq = nextSeq(seen.get(name) ?? log.latest(name)?.seq, Date.now());
     try {
@@ -97,8 +103,16 @@ export function fileJournal(dir: string, options: { clock?: Clock } = {}): Journ
     },
 
     async write(entry, { durable = true } = {}) {
-      if (isLegacy(entry.name)) return writeRecordFile(fileOf(entry.name), entry, kind.what);
-      await append(entry.name, { entry }, durable, 'write');
+      const { name } = entry;
+      if (entry.phase === 'held' && !isLegacy(name)) {
+        // A held secret waits for an operator, who is told to look at journal/<name>.json and remove
+        // it once dealt with: it gets a file of its own, and the log forgets the name once it is there.
+        await writeRecordFile(fileOf(name), entry, kind.what);
+        if (wrote.get(name) ?? isLive(name)) await append(name, { erased: true }, true, 'write');
+        return;
+      }
+      if (isLegacy(name)) return writeRecordFile(fileOf(name), entry, kind.what);
+      await append(name, { entry }, durable, 'write');
     },
 
     removeLeftovers: (name) => removeCrashLeftovers(fileOf(name)),
@@ -106,8 +120,7 @@ export function fileJournal(dir: string, options: { clock?: Clock } = {}): Journ
     async erase(name, { durable = true } = {}) {
       // Erased from both, when a legacy file appeared beside a log entry (planted by hand).
       if (isLegacy(name)) await removeRecordFile(fileOf(name), kind.what);
-      const latest = log.latest(name);
-      if (wrote.get(name) ?? (latest !== undefined && !latest.erased)) await append(name, { erased: true }, durable, 'erase');
+      if (wrote.get(name) ?? isLive(name)) await append(name, { erased: true }, durable, 'erase');
       await log.compactIfDue().catch(() => undefined);
     },
 
