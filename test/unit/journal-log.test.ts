@@ -226,6 +226,19 @@ describe('the journal log', () => {
     expect(await readdir(folder)).toEqual([]);
   });
 
+  it('reads a log of many read(2)s, and rewrites it once it passes 1 MiB with entries still live', async () => {
+    const journal = fileJournal(dir);
+    const long = 'x'.repeat(1000);
+    await journal.write(anIntent('kept'));
+    for (let i = 0; i < 1100; i++) await journal.write(anIntent('busy', { reason: `${i} ${long}` }), { durable: false });
+    expect((await readFile(log)).length).toBeGreaterThan(1024 * 1024);
+    expect(await fileJournal(dir).read('busy')).toMatchObject({ reason: `1099 ${long}` });
+    await journal.erase('busy');
+    expect((await readFile(log)).length).toBeLessThan(4096);
+    expect(await fileJournal(dir).read('kept')).toEqual(anIntent('kept'));
+    expect(await fileJournal(dir).read('busy')).toBeUndefined();
+  });
+
   it('erasing a name without an entry writes nothing', async () => {
     await fileJournal(dir).erase('none');
     expect(await readdir(dir)).toEqual([]);
