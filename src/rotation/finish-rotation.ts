@@ -78,7 +78,8 @@ export async function deliverStaged(
       delivered.add(target);
       if (journal === 'durable') {
         await ctx.lock.assertHeld();
-        await deps.journal.write({ ...entry, delivered: [...delivered] });
+        // Not waited for: a lost mark means this sink is written again, which is idempotent.
+        await deps.journal.write({ ...entry, delivered: [...delivered] }, { durable: false });
       }
       sinks.push({ sink, result });
       log.info({ step: 'delivered', id: staged.newId, sink, result }, 'delivered');
@@ -116,7 +117,8 @@ export async function commitRotation(ctx: RotationContext, entry: StagedEntry, r
   const stored = await deps.state.read(policy.name);
   if (stored?.currentId !== entry.staged.newId) await deps.state.write(committedRecord(ctx, entry, record, secret));
   deps.failpoint?.('committed');
-  await deps.journal.erase(policy.name);
+  // Not waited for: the commit is durable, and an entry it brings back is recognised as committed.
+  await deps.journal.erase(policy.name, { durable: false });
   log.info({ step: 'committed', oldId: entry.oldId, newId: entry.staged.newId }, 'committed');
 }
 

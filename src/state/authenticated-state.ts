@@ -63,7 +63,7 @@ export function authenticatedState(backend: StateBackend, auth: StateAuthenticat
     journal: {
       ...backend.journal,
       read: async (name) => check('journal', name, backend.journal.describe(name), await backend.journal.read(name)),
-      write: (entry: JournalEntry) => backend.journal.write(sign('journal', entry)),
+      write: (entry: JournalEntry, options) => backend.journal.write(sign('journal', entry), options),
     },
   };
 }

@@ -7,6 +7,7 @@ import { childProcessAwsEnvironment } from '../doubles/aws-secrets-manager/aws-e
 import { type SecretsManagerDouble, startSecretsManagerDouble } from '../doubles/aws-secrets-manager/start-secrets-manager-double.js';
 import { type CliResult, runCli, writePolicy, writeTokenPolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
+import { journalEntry, putLegacyEntry } from '../helpers/journal-entries.js';
 
 /*
  * Issue 20, finding 4: `prod/x` and its ARN in two tokens' sinks are one secret. `validate` passed,
@@ -100,12 +101,13 @@ describe('one AWS secret, spelled two ways', () => {
     // Stopped after both deliveries were marked, before the commit.
     const stopped = await cli(['once'], { ...noKey, ROTATOR_TEST_FAILPOINT: 'delivered:2' });
     expect(stopped.signal).toBe('SIGKILL');
-    const file = join(fx.dir, 'state/journal/gamma.json');
-    const entry = await readFile(file, 'utf8');
+    const entry = (await journalEntry(join(fx.dir, 'state'), 'gamma'))!;
     const canonical = `aws-secrets-manager:eu-west-1:123456789012:${name}`;
-    expect(JSON.parse(entry).delivered).toContain(canonical);
-    // The mark as the version before this one wrote it: the region, then the ARN as the policy gave it.
-    await writeFile(file, entry.replace(JSON.stringify(canonical), JSON.stringify(`aws-secrets-manager:eu-west-1:${arn}`)));
+    expect(entry.delivered).toContain(canonical);
+    // The mark as the version before this one wrote it (the region, then the ARN as the policy gave
+    // it), in the per-name file that version kept its entries in.
+    const old = `aws-secrets-manager:eu-west-1:${arn}`;
+    await putLegacyEntry(join(fx.dir, 'state'), { ...entry, delivered: entry.delivered.map((t) => (t === canonical ? old : t)) });
 
     const status = await cli(['status', '--json'], noKey);
     const [item] = JSON.parse(status.stdout).items as Array<{ name: string; pending: string[] }>;

@@ -8,6 +8,7 @@ import { parse } from 'yaml';
 import { run } from '../../src/cli/run.js';
 import { runCli, startCli, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
+import { journalEntry } from '../helpers/journal-entries.js';
 import { itemsOf } from '../helpers/output-items.js';
 import { stateOnlyEnv } from '../helpers/state-only-env.js';
 
@@ -105,8 +106,8 @@ it('refuses while a staged secret waits in the journal, saying how to deliver it
   });
   fx.results.push(killed);
   expect(killed.signal).toBe('SIGKILL');
-  const entry = await readFile(join(fx.dir, 'state/journal/ingest.json'), 'utf8');
-  expect(JSON.parse(entry)).toMatchObject({ phase: 'staged' });
+  const entry = await journalEntry(join(fx.dir, 'state'), 'ingest');
+  expect(entry).toMatchObject({ phase: 'staged' });
 
   const refused = await forget('ingest', '--yes');
   expect(refused.code).toBe(1);
@@ -114,11 +115,11 @@ it('refuses while a staged secret waits in the journal, saying how to deliver it
     /not forgetting 'ingest': its journal holds a staged new secret \(token \S+\) not yet delivered everywhere/,
   );
   expect(refused.stderr).toContain('`token-rotator once` (or `token-rotator rotate ingest`) resumes the rotation and delivers it');
-  expect(await readFile(join(fx.dir, 'state/journal/ingest.json'), 'utf8')).toBe(entry);
+  expect(await journalEntry(join(fx.dir, 'state'), 'ingest')).toEqual(entry);
 
   expect((await fx.cli('once')).code).toBe(0);
   expect((await forget('ingest', '--yes')).code).toBe(0);
-  expect(await exists('state/journal/ingest.json')).toBe(false);
+  expect(await journalEntry(join(fx.dir, 'state'), 'ingest')).toBeUndefined();
 });
 
 it('refuses while a rotation holds the name, naming the holder', async () => {

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { FaultAction } from '../../src/emulator/faults.js';
 import { type CliResult, emulatorSecrets, runCli, startCli, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
+import { journalEntry } from '../helpers/journal-entries.js';
 import { expectNoLeak } from '../helpers/leaks.js';
 import { itemsOf } from '../helpers/output-items.js';
 
@@ -159,7 +160,7 @@ describe('crash-safe rotation', () => {
       fx.emulator.faults.add({ op: 'retrieve', id: token.id, skip: 1, times: 5, action: { kind: 'status', status: 503 } });
       const first = await cli();
       expect(first.code).toBe(1);
-      const entry = JSON.parse(await readFile(join(fx.dir, 'state/journal/later.json'), 'utf8')) as { phase: string; oldId: string };
+      const entry = await journalEntry(join(fx.dir, 'state'), 'later');
       expect(entry).toMatchObject({ phase: 'intent', oldId: token.id });
 
       const second = await cli();
@@ -269,15 +270,15 @@ describe('crash-safe rotation', () => {
     await policyFor([{ name: 'sealed', id: token.id }]);
     const staged = await cli({ ROTATOR_TEST_FAILPOINT: 'staged' });
     expect(staged.signal).toBe('SIGKILL');
-    const entry = await readFile(join(fx.dir, 'state/journal/sealed.json'), 'utf8');
-    expect(JSON.parse(entry).staged.secret.sealed.alg).toBe('A256GCM');
+    const entry = await journalEntry(join(fx.dir, 'state'), 'sealed');
+    expect(entry).toMatchObject({ staged: { secret: { sealed: { alg: 'A256GCM' } } } });
 
     const wrongKey = await cli({ ROTATOR_STATE_KEY: Buffer.alloc(32, 7).toString('base64') });
     // A configuration error (exit 2), never a reason to rotate.
     expect(wrongKey.code).toBe(2);
     expect(wrongKey.stdout).toMatch(/cannot be opened with ROTATOR_STATE_KEY or ROTATOR_STATE_KEY_PREVIOUS/);
     expect(regenerates()).toHaveLength(1);
-    expect(await readFile(join(fx.dir, 'state/journal/sealed.json'), 'utf8')).toBe(entry);
+    expect(await journalEntry(join(fx.dir, 'state'), 'sealed')).toEqual(entry);
 
     const rightKey = await cli();
     expect(rightKey.code, rightKey.stderr).toBe(0);
@@ -293,7 +294,9 @@ describe('crash-safe rotation', () => {
     expect(staged.stderr).toMatch(
       /ROTATOR_STATE_KEY is not set: the current secret and a new one are kept in plaintext \(file mode 0600\)/,
     );
-    expect((await stat(join(fx.dir, 'state/journal/plain.json'))).mode & 0o777).toBe(0o600);
+    expect(await journalEntry(join(fx.dir, 'state'), 'plain')).toMatchObject({ staged: { secret: { plain: expect.any(String) } } });
+    expect((await stat(join(fx.dir, 'state/journal/journal.log'))).mode & 0o777).toBe(0o600);
+    expect((await stat(join(fx.dir, 'state/journal'))).mode & 0o777).toBe(0o700);
     expectNoLeak({ stdout: staged.stdout, stderr: staged.stderr }, emulatorSecrets(fx.emulator));
     const after = await runCli(['once', ...args()], { cwd: fx.dir });
     expect(after.code, after.stderr).toBe(0);
@@ -309,7 +312,7 @@ describe('crash-safe rotation', () => {
     const run = await cli();
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(
-      /an unfinished rotation of 'leaving' is in .*journal\/leaving\.json, but 'leaving' is no longer in the policy/,
+      /an unfinished rotation of 'leaving' is in .*journal\/journal\.log \(entry for 'leaving'\), but 'leaving' is no longer in the policy/,
     );
     // status and plan say it too, and neither calls it healthy.
     for (const command of ['status', 'plan']) {

@@ -1,10 +1,11 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { type CliResult, runCli, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
+import { journalNames } from '../helpers/journal-entries.js';
 import { startRecorder } from '../helpers/recorder.js';
 
 const DAY = 24 * 3600_000;
@@ -27,7 +28,7 @@ describe('a misbehaving token service', () => {
   const sinkFile = (name: string) => join(fx.dir, `secrets/${name}.token`);
   const readState = async (name: string) =>
     JSON.parse(await readFile(join(fx.dir, `state/tokens/${name}.json`), 'utf8')) as Record<string, unknown>;
-  const journalFiles = () => readdir(join(fx.dir, 'state/journal')).catch(() => [] as string[]);
+  const journalFiles = () => journalNames(join(fx.dir, 'state'));
 
   async function whoami(secret: string) {
     const response = await fetch(`${fx.emulator.apiUrl}/_emulator/whoami`, { headers: { authorization: `Bearer ${secret}` } });
@@ -74,14 +75,14 @@ describe('a misbehaving token service', () => {
       expect(first.stdout).toMatch(/failed/);
       expect(regenerates()).toHaveLength(1);
       // The secret is kept (in the journal), delivered nowhere, and no URL was built from the id.
-      expect(await journalFiles()).toEqual(['no-id.json']);
+      expect(await journalFiles()).toEqual(['no-id']);
       await expect(readFile(sinkFile('no-id'))).rejects.toThrow(/ENOENT/);
       expect(fx.emulator.requests.every((r) => r.id === token.id)).toBe(true);
 
       const second = await cli('once');
       expect(second.code).toBe(1);
       expect(regenerates()).toHaveLength(1);
-      expect(await journalFiles()).toEqual(['no-id.json']);
+      expect(await journalFiles()).toEqual(['no-id']);
     });
   });
 
@@ -93,7 +94,7 @@ describe('a misbehaving token service', () => {
 
     const typo = await cli('rotate', 'held', '--held-id', 'no-such-token', '--yes');
     expect(typo.code).toBe(1);
-    expect(await journalFiles()).toEqual(['held.json']);
+    expect(await journalFiles()).toEqual(['held']);
 
     const run = await cli('rotate', 'held', '--held-id', minted.id, '--yes');
     expect(run.code, run.stderr).toBe(0);

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 
 import { type CliResult, runCli, writePolicy, writeTokenPolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
+import { journalEntry, putLegacyEntry } from '../helpers/journal-entries.js';
 import { secretData, useKubernetesDouble, useKubernetesStateCli } from '../helpers/kubernetes.js';
 
 const DAY = 24 * 3600_000;
@@ -164,15 +165,16 @@ describe('state someone else wrote is refused, and nothing of it is delivered', 
       // A rotation stopped once its secret is staged: the entry, MAC and all, is copied aside.
       const stopped = await cli({ ROTATOR_TEST_FAILPOINT: 'staged' }, 'rotate', 'ingest', '--yes', '--reason', 'copied');
       expect(stopped.signal).toBe('SIGKILL');
-      const copied = await readFile(join(fx.dir, 'state/journal/ingest.json'), 'utf8');
-      expect(JSON.parse(copied)).toMatchObject({ phase: 'staged', oldId: record.currentId, mac: { alg: 'HS256' } });
+      const copied = (await journalEntry(join(fx.dir, 'state'), 'ingest'))!;
+      expect(copied).toMatchObject({ phase: 'staged', oldId: record.currentId, mac: { alg: 'HS256' } });
       expect((await cli()).code).toBe(0);
       expect((await cli({}, 'rotate', 'ingest', '--yes', '--reason', 'later')).code).toBe(0);
       const current = JSON.parse(await readFile(join(fx.dir, 'state/tokens/ingest.json'), 'utf8')) as { currentId: string };
       const delivered = await readFile(join(fx.dir, 'secrets/ingest.token'), 'utf8');
       const before = regenerates();
 
-      await writeFile(join(fx.dir, 'state/journal/ingest.json'), copied, { mode: 0o600 });
+      // Written back where an earlier version kept it: a per-name file, which wins over the log.
+      await putLegacyEntry(join(fx.dir, 'state'), copied);
       const replayed = await cli();
       expect(replayed.code).toBe(1);
       expect(replayed.stdout + replayed.stderr).toMatch(/already replaced/);

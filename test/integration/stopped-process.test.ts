@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 
 import { type CliResult, runCli, seedSink, startCli, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
+import { journalEntry } from '../helpers/journal-entries.js';
 import { itemsOf } from '../helpers/output-items.js';
 
 const DAY = 24 * 3600_000;
@@ -85,8 +86,7 @@ describe('a rotator stopped while it holds a name', () => {
     expect(resumed.stderr).toMatch(new RegExp(`ORPHANED TOKEN: .*token ${outcome!.orphans[0]!.newId} of 'taken'`));
 
     // Nothing of what the new holder owns was touched: no staged entry, no sink, its lock intact.
-    const entry = JSON.parse(await readFile(join(fx.dir, 'state/journal/taken.json'), 'utf8')) as { phase: string };
-    expect(entry.phase).toBe('intent');
+    expect(await journalEntry(join(fx.dir, 'state'), 'taken')).toMatchObject({ phase: 'intent' });
     expect(await readdir(join(fx.dir, 'secrets')).catch(() => [])).toEqual([]);
     expect(JSON.parse(await readFile(lockFile('taken'), 'utf8'))).toEqual(owner);
   });

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { closeSync } from 'node:fs';
 import { mkdir, readdir, rmdir, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -9,8 +10,11 @@ import { LockLostError } from '../../../errors.js';
 import { forgetCrashLeftoverListings } from '../../../fs/atomic-write.js';
 import type { HeldLock, LockHolder, NameLocks } from '../../name-locks.js';
 import {
+  createKeptRecord,
   createRecord,
   DEBRIS_NAME,
+  isKept,
+  type KeptRecord,
   type LockOwner,
   type LockRecord,
   readRecord,
@@ -140,28 +144,28 @@ export function fileNameLocks(dir: string, options: LockOptions): NameLocks {
     return true;
   }
 
-  function hold(name: string, file: string, owner: LockOwner & { nonce: string }): HeldLock {
+  function hold(name: string, file: string, owner: LockOwner & { nonce: string }, kept: KeptRecord): HeldLock {
     const beat = () => touchIfOwned(file, owner.nonce, new Date(now()));
     const heartbeat = setInterval(() => void beat().catch(() => undefined), heartbeatMs);
     heartbeat.unref();
     let released = false;
     return {
-      // A read of a few hundred bytes, synchronously (see readRecord): it runs five times a rotation.
-      // The heartbeat keeps the lock fresh; checking it need not touch it.
+      // One stat, synchronously: it runs five times a rotation. The file is read only to say who
+      // holds the lock now. The heartbeat keeps the lock fresh; checking it need not touch it.
       async assertHeld() {
-        const current = readRecordSync(file);
-        if (!released && current?.owner?.nonce === owner.nonce) return;
-        throw new LockLostError(lostMessage(name, current));
+        if (!released && isKept(file, kept)) return;
+        throw new LockLostError(lostMessage(name, readRecordSync(file)));
       },
       // Again after a release that failed: it removes only a record that is still ours.
       async release() {
+        const first = !released;
         released = true;
         clearInterval(heartbeat);
         try {
-          const current = readRecordSync(file);
-          if (current?.owner?.nonce === owner.nonce) await removeIfUnchanged(file, current.raw);
+          if (isKept(file, kept)) await removeIfUnchanged(file, kept.raw);
         } finally {
           heldHere.delete(owner.nonce);
+          if (first) closeSync(kept.fd);
         }
       },
     };
@@ -176,14 +180,14 @@ export function fileNameLocks(dir: string, options: LockOptions): NameLocks {
     }));
 
   /** The lock record, made once more after making the folder again when it was removed meanwhile. */
-  async function create(file: string, owner: LockOwner): Promise<string | undefined> {
+  async function create(file: string, owner: LockOwner): Promise<KeptRecord | undefined> {
     try {
-      return await createRecord(file, owner);
+      return await createKeptRecord(file, owner);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       folderMade = undefined;
       await makeFolder();
-      return createRecord(file, owner);
+      return createKeptRecord(file, owner);
     }
   }
 
@@ -206,7 +210,7 @@ export function fileNameLocks(dir: string, options: LockOptions): NameLocks {
           heldHere.delete(owner.nonce);
           throw error;
         });
-        if (created) return { held: hold(name, file, owner) };
+        if (created) return { held: hold(name, file, owner, created) };
         heldHere.delete(owner.nonce);
 
         const current = await readRecord(file);

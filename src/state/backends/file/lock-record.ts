@@ -1,7 +1,6 @@
-import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, statSync } from 'node:fs';
 import { link, open, rename, unlink } from 'node:fs/promises';
 
-import { fsyncFile } from '../../../fs/folder-sync.js';
 import { openExclusive, writeAll } from '../../../fs/new-file.js';
 import { uniqueHex12 } from '../../../fs/unique-name.js';
 import type { ProcessIdentity } from './process-identity.js';
@@ -63,7 +62,7 @@ export function parseOwner(raw: string): LockOwner | undefined {
 
 /**
  * Content and mtime read through one open file, so that both belong to the same record. Lock files
- * are read and written synchronously but for their fsync: each step is a metadata call of
+ * are read and written synchronously: each step is a metadata call of
  * microseconds, cheaper than a round trip through the thread pool.
  */
 export async function readRecord(file: string): Promise<LockRecord | undefined> {
@@ -95,31 +94,70 @@ export function readRecordSync(file: string): LockRecord | undefined {
 }
 
 /**
+ * A record this process created and still has open: the open descriptor keeps its inode from being
+ * reused, so "the file at the path is this inode, of this size" means "the record is still ours".
+ */
+export interface KeptRecord {
+  raw: string;
+  fd: number;
+  dev: number;
+  ino: number;
+  size: number;
+}
+
+/**
  * Puts `owner` at `file` unless something is there already, and returns the content written. The
  * record is written to a temporary file first, then linked into place (link fails if `file`
  * exists), so that it never appears without its owner, which could only be judged by its age.
+ *
+ * No fsync: a process killed at any point leaves the page cache to the kernel, which writes it out.
+ * Only a power loss can bring a record back empty (or not at all); an empty one has no owner and
+ * is judged by its age (`staleMs`) instead of by its owner's pid and boot. That costs waiting, never
+ * two holders, and saves one disk wait per lock, which is most of a rotation's lock cost.
  */
 export async function createRecord(file: string, owner: LockOwner): Promise<string | undefined> {
+  const kept = await createKeptRecord(file, owner);
+  if (!kept) return undefined;
+  closeSync(kept.fd);
+  return kept.raw;
+}
+
+/** As createRecord, keeping the record's descriptor open for `isKept`; the caller closes `fd`. */
+export async function createKeptRecord(file: string, owner: LockOwner): Promise<KeptRecord | undefined> {
   const raw = JSON.stringify(owner);
   const temporary = `${file}.${uniqueHex12()}.tmp`;
   const fd = await openExclusive(temporary, 0o600);
+  let kept = false;
   try {
-    try {
-      writeAll(fd, Buffer.from(raw));
-      await fsyncFile(fd);
-    } finally {
-      closeSync(fd);
-    }
+    writeAll(fd, Buffer.from(raw));
     try {
       await link(temporary, file);
-      return raw;
     } catch (error) {
       // ENOENT: our temporary file was cleared as debris while this process was stopped; try again.
       if (errorCode(error) === 'EEXIST' || errorCode(error) === 'ENOENT') return undefined;
       throw error;
     }
+    const { dev, ino, size } = fstatSync(fd);
+    kept = true;
+    return { raw, fd, dev, ino, size };
   } finally {
+    if (!kept) closeSync(fd);
     await unlink(temporary).catch(() => undefined);
+  }
+}
+
+/**
+ * Whether `file` is still the record kept open: one stat. A record is never rewritten in place, so
+ * another inode is another record (a takeover, or a copy of ours put back by hand), and another
+ * size is ours edited by hand; either is not ours any more.
+ */
+export function isKept(file: string, kept: KeptRecord): boolean {
+  try {
+    const now = statSync(file);
+    return now.ino === kept.ino && now.dev === kept.dev && now.size === kept.size;
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return false;
+    throw error;
   }
 }
 
