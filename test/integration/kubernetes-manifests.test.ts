@@ -492,19 +492,20 @@ function policyText(objects: K8sObject[]): string {
 }
 
 /**
- * The rotator's memory as measured on Node 24.21 with the image's NODE_OPTIONS (--max-semi-space-size=1),
+ * The rotator's memory as measured on Node 24.21 with the image's NODE_OPTIONS (--max-semi-space-size=1)
+ * and the daemon's own memory flags (src/cli/memory-flags.ts),
  * in bytes of RSS: what the request and the limit must hold. Measure again after a change to the
  * daemon's footprint (`BENCH_ONLY=sidecar,memory npm run bench`) and update these with the README.
  */
 const MEASURED = {
   /** An idle daemon with one token, a Kubernetes Secret sink, a rollout reload and the Kubernetes state backend (bench row x1). */
-  idleOneToken: 112.4e6,
+  idleOneToken: 81.9e6,
   /** A run of `once` rotating that token, peak RSS (/usr/bin/time). */
   oncePeak: 116.7e6,
   /** An idle daemon with 100 file-sink tokens (bench row 5a). */
-  idleHundredTokens: 124.6e6,
-  /** Each 1,000 more tokens, the top of the measured range (bench row 5c). */
-  perThousandTokens: 105e6,
+  idleHundredTokens: 83.6e6,
+  /** Each 1,000 more tokens (bench row 5c; the top of the range before the daemon's memory flags was 105 MB). */
+  perThousandTokens: 18.6e6,
 };
 /** What a request must leave above the idle figure: the spread between runs is ±5 MB. */
 const REQUEST_MARGIN = 1.15;
