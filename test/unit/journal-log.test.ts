@@ -202,6 +202,21 @@ describe('the journal log', () => {
       expect(await fileJournal(dir).names()).toEqual([]);
     });
 
+    it('a held file beside the intent it replaced (killed before the erasure) erases the intent on read', async () => {
+      const journal = fileJournal(dir);
+      await journal.write(anIntent('k', { reason: 'the intent' }));
+      const held: JournalEntry = {
+        ...anIntent('k'),
+        phase: 'held',
+        held: { problem: 'no id in the answer', heldAt: '2026-11-22T12:00:01.000Z', secret: { plain: 'xaat-held' } },
+      };
+      await put(held); // the held write's file, its erasure never appended
+      expect(await fileJournal(dir).read('k')).toEqual(held);
+      await rm(legacy('k')); // as the operator is told to
+      expect(await fileJournal(dir).read('k')).toBeUndefined();
+      expect(await fileJournal(dir).names()).toEqual([]);
+    });
+
     it('a damaged legacy file is refused as before, naming the file', async () => {
       await mkdir(folder, { recursive: true });
       await writeFile(legacy('bad'), 'not json');

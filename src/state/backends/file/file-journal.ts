@@ -93,7 +93,12 @@ export function fileJournal(dir: string, options: { clock?: Clock } = {}): Journ
       await refresh();
       readHere.add(name);
       if (log.legacyNames().has(name)) {
-        return readRecordFile(fileOf(name), name, kind, fix(name, 'move the file aside'));
+        const entry = await readRecordFile(fileOf(name), name, kind, fix(name, 'move the file aside'));
+        // A held write killed between its file and the erasure leaves both: the file wins, and the
+        // log's older record goes now (under the name's lock), or removing the file by hand, as the
+        // operator is told to, would bring it back.
+        if (isLive(name)) await append(name, { erased: true }, true, 'write');
+        return entry;
       }
       const record = log.latest(name);
       wrote.delete(name);
