@@ -192,14 +192,15 @@ export function journalLog(folder: string, guard: CompactionGuard): JournalLog {
     };
   }
 
-  function readAsides(asides: readonly string[]): Set<string> {
+  /** The inodes of the aside files read; undefined when one listed was gone (see refresh). */
+  function readAsides(asides: readonly string[]): Set<string> | undefined {
     const keys = new Set<string>();
     for (const aside of asides) {
       let fd: number;
       try {
         fd = openSync(join(folder, aside), constants.O_RDONLY);
       } catch (error) {
-        if (code(error) === 'ENOENT') continue; // removed by its compaction meanwhile
+        if (code(error) === 'ENOENT') return undefined; // removed by its compaction meanwhile
         throw error;
       }
       const log = track(fd);
@@ -223,6 +224,9 @@ export function journalLog(folder: string, guard: CompactionGuard): JournalLog {
       if (before) readNew(before);
       const listed = list();
       const keys = readAsides(listed.asides);
+      // An aside file that vanished may have held an erasure that hides an older file's record,
+      // read already: the compaction that removed it is done, so the next listing shows neither.
+      if (!keys) continue;
       const after = atPath(false);
       if (after !== before) continue;
       if (after) readNew(after);
