@@ -254,6 +254,17 @@ describe('the journal log', () => {
     expect(await fileJournal(dir).read('busy')).toBeUndefined();
   });
 
+  it('fails to erase, never succeeds silently, when the journal folder was turned into a file', async () => {
+    const journal = fileJournal(dir);
+    await journal.read('x');
+    await journal.write(anIntent('x'));
+    await rm(folder, { recursive: true });
+    await writeFile(folder, 'not a folder');
+    await expect(journal.erase('x')).rejects.toThrow(/cannot erase journal entry .*ENOTDIR/);
+    await expect(fileJournal(dir).erase('x')).rejects.toThrow(/ENOTDIR/);
+    await expect(fileJournal(dir).read('x')).rejects.toThrow(/ENOTDIR/);
+  });
+
   it('erasing a name without an entry writes nothing', async () => {
     await fileJournal(dir).erase('none');
     expect(await readdir(dir)).toEqual([]);

@@ -123,6 +123,9 @@ export function fileJournal(dir: string, options: { clock?: Clock } = {}): Journ
     removeLeftovers: (name) => removeCrashLeftovers(fileOf(name)),
 
     async erase(name, { durable = true } = {}) {
+      // Neither read nor written here: whether the log holds it is known only by reading it (which
+      // fails, as the file did, when the journal cannot be read), never assumed from nothing read.
+      if (!readHere.has(name) && !wrote.has(name)) await refresh();
       // Erased from both, when a legacy file appeared beside a log entry (planted by hand).
       if (isLegacy(name)) await removeRecordFile(fileOf(name), kind.what);
       if (wrote.get(name) ?? isLive(name)) await append(name, { erased: true }, durable, 'erase');
