@@ -7,20 +7,32 @@
  *
  * `onIdle` runs when a sync ends with nobody waiting for another, so that a table of groups can
  * drop this one.
+ *
+ * `failForGood`, for a sync of one open descriptor: once a sync fails, it and every later call
+ * reject with its error, and no sync runs again. Linux reports a failed writeback once and marks
+ * the pages clean, so a later fdatasync on the same descriptor succeeds for data never written.
  */
-export function groupSync(sync: () => Promise<void>, onIdle?: () => void): () => Promise<void> {
+export function groupSync(sync: () => Promise<void>, onIdle?: () => void, options: { failForGood?: boolean } = {}): () => Promise<void> {
   /** The sync under way, if any. */
   let running: Promise<void> | undefined;
   /** The sync that starts once the running one ends, shared by everyone who asked meanwhile. */
   let next: Promise<void> | undefined;
+  /** The failure that ended this group for good (with `failForGood`). */
+  let failed: { error: unknown } | undefined;
 
   const request = (): Promise<void> => {
+    if (failed) return Promise.reject(failed.error);
     if (!running) {
       // The executor turns a synchronous throw (an open that fails) into this sync's rejection.
-      const started = new Promise<void>((resolve) => resolve(sync())).finally(() => {
-        running = undefined;
-        if (!next) onIdle?.();
-      });
+      const started = new Promise<void>((resolve) => resolve(sync()))
+        .catch((error: unknown) => {
+          if (options.failForGood) failed ??= { error };
+          throw error;
+        })
+        .finally(() => {
+          running = undefined;
+          if (!next) onIdle?.();
+        });
       running = started;
       return started;
     }

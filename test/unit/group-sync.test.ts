@@ -84,6 +84,21 @@ describe('a group commit around one sync', () => {
     expect(second.state).toBe('resolved');
   });
 
+  it('on one descriptor, a failed sync fails for good: its callers, those waiting for the next one, and every later call', async () => {
+    // Linux reports a failed writeback once, then marks the pages clean: a later fdatasync on the
+    // same descriptor succeeds for records that never reached the disk.
+    const { sync, ends } = manualSyncs();
+    const request = groupSync(sync, undefined, { failForGood: true });
+    const first = watch(request());
+    const second = watch(request());
+    const third = watch(request());
+    ends[0]!.reject(Object.assign(new Error('EIO: injected'), { code: 'EIO' }));
+    await settle();
+    for (const caller of [first, second, third]) expect(caller).toMatchObject({ state: 'rejected', error: { code: 'EIO' } });
+    await expect(request()).rejects.toMatchObject({ code: 'EIO' });
+    expect(sync).toHaveBeenCalledTimes(1);
+  });
+
   it('a sync that throws before it returns a promise rejects its callers, and the next call tries again', async () => {
     let fail = true;
     const request = groupSync(() => {

@@ -202,6 +202,21 @@ describe('the journal log', () => {
       expect(await fileJournal(dir).names()).toEqual([]);
     });
 
+    it('a held file beside the intent it replaced (killed before the erasure) erases the intent on read', async () => {
+      const journal = fileJournal(dir);
+      await journal.write(anIntent('k', { reason: 'the intent' }));
+      const held: JournalEntry = {
+        ...anIntent('k'),
+        phase: 'held',
+        held: { problem: 'no id in the answer', heldAt: '2026-11-22T12:00:01.000Z', secret: { plain: 'xaat-held' } },
+      };
+      await put(held); // the held write's file, its erasure never appended
+      expect(await fileJournal(dir).read('k')).toEqual(held);
+      await rm(legacy('k')); // as the operator is told to
+      expect(await fileJournal(dir).read('k')).toBeUndefined();
+      expect(await fileJournal(dir).names()).toEqual([]);
+    });
+
     it('a damaged legacy file is refused as before, naming the file', async () => {
       await mkdir(folder, { recursive: true });
       await writeFile(legacy('bad'), 'not json');
@@ -237,6 +252,17 @@ describe('the journal log', () => {
     expect((await readFile(log)).length).toBeLessThan(4096);
     expect(await fileJournal(dir).read('kept')).toEqual(anIntent('kept'));
     expect(await fileJournal(dir).read('busy')).toBeUndefined();
+  });
+
+  it('fails to erase, never succeeds silently, when the journal folder was turned into a file', async () => {
+    const journal = fileJournal(dir);
+    await journal.read('x');
+    await journal.write(anIntent('x'));
+    await rm(folder, { recursive: true });
+    await writeFile(folder, 'not a folder');
+    await expect(journal.erase('x')).rejects.toThrow(/cannot erase journal entry .*ENOTDIR/);
+    await expect(fileJournal(dir).erase('x')).rejects.toThrow(/ENOTDIR/);
+    await expect(fileJournal(dir).read('x')).rejects.toThrow(/ENOTDIR/);
   });
 
   it('erasing a name without an entry writes nothing', async () => {

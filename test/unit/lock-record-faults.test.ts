@@ -1,4 +1,4 @@
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { mkdir, readdir, readFile, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -66,6 +66,15 @@ vi.mock('node:fs', async (importOriginal) => {
   )) as typeof real.readFileSync;
   return { ...real, readFileSync, default: { ...real, readFileSync } };
 });
+
+/** The inode a descriptor of /proc/self/fd has open, if it is still open. */
+function inodeOrNone(path: string): number | undefined {
+  try {
+    return statSync(path).ino;
+  } catch {
+    return undefined;
+  }
+}
 
 /** The next call of `fn` on a path matching `match` waits until `resume` is called; `reached` settles when it does. */
 function pauseAt(fn: string, match: RegExp): { reached: Promise<void>; resume: () => void } {
@@ -189,6 +198,23 @@ describe('lock records when the file system fails', () => {
       await result.held.release();
       expect(await readdir(join(dir, 'locks'))).toEqual([]);
       await result.held.release(); // and once more: nothing left to do
+    });
+
+    it.runIf(existsSync('/proc/self/fd'))('after a release that failed, keeps its record open for the next release', async () => {
+      const result = await fileNameLocks(dir, { clock }).acquire('a', { waitMs: 0 });
+      if (!('held' in result)) throw new Error('the lock is busy');
+      const { ino } = statSync(join(dir, 'locks/a.lock'));
+      /** Whether this process has the lock record's inode open. */
+      const keptOpen = () => readdirSync('/proc/self/fd').some((fd) => inodeOrNone(`/proc/self/fd/${fd}`) === ino);
+      expect(keptOpen()).toBe(true);
+      inject('rename', /a\.lock$/, 'EBUSY');
+      await expect(result.held.release()).rejects.toMatchObject({ code: 'EBUSY' });
+      // Still ours and still there: the descriptor keeps its inode from being reused by another
+      // record, which a second release would take for ours.
+      expect(keptOpen()).toBe(true);
+      await result.held.release();
+      expect(keptOpen()).toBe(false);
+      await result.held.release();
     });
 
     it('takes an abandoned lock at once when the takeover guard in its way is gone by the time it is looked at', async () => {

@@ -1,8 +1,9 @@
 import type { StateBackendType } from '../../state-backend.js';
 
 /**
- * Files under the state folder: `tokens/<name>.json`, `journal/<name>.json`, `locks/<name>.lock`,
- * 0600 in 0700 folders, every write atomic and fsync'd.
+ * Files under the state folder, 0600 in 0700 folders: `tokens/<name>.json` (atomic, fsync'd),
+ * `locks/<name>.lock`, `journal/journal.log`, an append-only log (see journal-log.ts), and
+ * `journal/<name>.json` for a held entry or one written by an earlier version.
  */
 export const fileStateBackend: StateBackendType = {
   summary: 'files in ROTATOR_STATE_DIR (the default)',
@@ -16,7 +17,7 @@ export const fileStateBackend: StateBackendType = {
     return {
       describe: () => `file ${dir}`,
       state: fileStateStore(dir),
-      journal: fileJournal(dir),
+      journal: fileJournal(dir, { clock }),
       locks: fileNameLocks(dir, { clock }),
     };
   },

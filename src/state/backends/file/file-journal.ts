@@ -93,7 +93,12 @@ export function fileJournal(dir: string, options: { clock?: Clock } = {}): Journ
       await refresh();
       readHere.add(name);
       if (log.legacyNames().has(name)) {
-        return readRecordFile(fileOf(name), name, kind, fix(name, 'move the file aside'));
+        const entry = await readRecordFile(fileOf(name), name, kind, fix(name, 'move the file aside'));
+        // A held write killed between its file and the erasure leaves both: the file wins, and the
+        // log's older record goes now (under the name's lock), or removing the file by hand, as the
+        // operator is told to, would bring it back.
+        if (isLive(name)) await append(name, { erased: true }, true, 'write');
+        return entry;
       }
       const record = log.latest(name);
       wrote.delete(name);
@@ -118,6 +123,9 @@ export function fileJournal(dir: string, options: { clock?: Clock } = {}): Journ
     removeLeftovers: (name) => removeCrashLeftovers(fileOf(name)),
 
     async erase(name, { durable = true } = {}) {
+      // Neither read nor written here: whether the log holds it is known only by reading it (which
+      // fails, as the file did, when the journal cannot be read), never assumed from nothing read.
+      if (!readHere.has(name) && !wrote.has(name)) await refresh();
       // Erased from both, when a legacy file appeared beside a log entry (planted by hand).
       if (isLegacy(name)) await removeRecordFile(fileOf(name), kind.what);
       if (wrote.get(name) ?? isLive(name)) await append(name, { erased: true }, durable, 'erase');

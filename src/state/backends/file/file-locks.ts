@@ -149,6 +149,7 @@ export function fileNameLocks(dir: string, options: LockOptions): NameLocks {
     const heartbeat = setInterval(() => void beat().catch(() => undefined), heartbeatMs);
     heartbeat.unref();
     let released = false;
+    let closed = false;
     return {
       // One stat, synchronously: it runs five times a rotation. The file is read only to say who
       // holds the lock now. The heartbeat keeps the lock fresh; checking it need not touch it.
@@ -158,15 +159,17 @@ export function fileNameLocks(dir: string, options: LockOptions): NameLocks {
       },
       // Again after a release that failed: it removes only a record that is still ours.
       async release() {
-        const first = !released;
         released = true;
         clearInterval(heartbeat);
         try {
           if (isKept(file, kept)) await removeIfUnchanged(file, kept.raw);
         } finally {
           heldHere.delete(owner.nonce);
-          if (first) closeSync(kept.fd);
         }
+        // Only now that the record is gone or not ours: until then the descriptor keeps its inode
+        // from being reused by another record, which a release tried again would take for ours.
+        if (!closed) closeSync(kept.fd);
+        closed = true;
       },
     };
   }

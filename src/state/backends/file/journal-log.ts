@@ -31,6 +31,8 @@ interface OpenLog {
   named: boolean;
   /** No longer in the folder (or no longer the log): closed once idle. */
   gone: boolean;
+  /** Its descriptor was closed: the number may belong to another file now. */
+  closed: boolean;
 }
 
 /** Takes the folder-wide compaction guard, or tells that another process holds it. */
@@ -95,7 +97,13 @@ export function journalLog(folder: string, guard: CompactionGuard): JournalLog {
       syncing: 0,
       named: false,
       gone: false,
-      sync: groupSync(() => new Promise<void>((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())))),
+      closed: false,
+      // Fails for good: after a failed writeback, a later fdatasync of this descriptor succeeds.
+      sync: groupSync(
+        () => new Promise<void>((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve()))),
+        undefined,
+        { failForGood: true },
+      ),
     };
     files.set(key, log);
     return log;
@@ -103,9 +111,20 @@ export function journalLog(folder: string, guard: CompactionGuard): JournalLog {
 
   function close(log: OpenLog): void {
     log.gone = true;
-    if (log.syncing > 0 || !files.has(log.key)) return;
-    files.delete(log.key);
+    if (log.syncing > 0 || log.closed) return;
+    log.closed = true;
+    // A log retired after a failed sync shares its key with the fresh descriptor of the same file.
+    if (files.get(log.key) === log) files.delete(log.key);
     closeSync(log.fd);
+  }
+
+  /**
+   * After a failed fdatasync: nothing written through this descriptor is acknowledged any more (its
+   * writers got the error and write again), and the next append opens the log afresh.
+   */
+  function retire(log: OpenLog): void {
+    if (files.get(log.key) === log) files.delete(log.key);
+    log.gone = true;
   }
 
   /** Reads `log` from where it was read to its end: read(2) until it returns nothing, no stat. */
@@ -173,14 +192,15 @@ export function journalLog(folder: string, guard: CompactionGuard): JournalLog {
     };
   }
 
-  function readAsides(asides: readonly string[]): Set<string> {
+  /** The inodes of the aside files read; undefined when one listed was gone (see refresh). */
+  function readAsides(asides: readonly string[]): Set<string> | undefined {
     const keys = new Set<string>();
     for (const aside of asides) {
       let fd: number;
       try {
         fd = openSync(join(folder, aside), constants.O_RDONLY);
       } catch (error) {
-        if (code(error) === 'ENOENT') continue; // removed by its compaction meanwhile
+        if (code(error) === 'ENOENT') return undefined; // removed by its compaction meanwhile
         throw error;
       }
       const log = track(fd);
@@ -204,6 +224,9 @@ export function journalLog(folder: string, guard: CompactionGuard): JournalLog {
       if (before) readNew(before);
       const listed = list();
       const keys = readAsides(listed.asides);
+      // An aside file that vanished may have held an erasure that hides an older file's record,
+      // read already: the compaction that removed it is done, so the next listing shows neither.
+      if (!keys) continue;
       const after = atPath(false);
       if (after !== before) continue;
       if (after) readNew(after);
@@ -227,7 +250,10 @@ export function journalLog(folder: string, guard: CompactionGuard): JournalLog {
       if (!durable) return;
       log.syncing += 1;
       try {
-        await log.sync();
+        await log.sync().catch((error: unknown) => {
+          retire(log);
+          throw error;
+        });
         if (!log.named) {
           await syncFolder(folder);
           log.named = true;
