@@ -16,12 +16,16 @@ interface Seen {
   custom: string | undefined;
 }
 
+async function closeServer(server: Server | undefined): Promise<void> {
+  if (!server) return;
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+}
+
 describe('gotFetch: openid-client`s fetch made of the run`s got stack', () => {
   let server: Server | undefined;
   afterEach(async () => {
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise((resolve) => server!.close(resolve));
+    await closeServer(server);
     server = undefined;
   });
 
@@ -162,9 +166,7 @@ describe('gotFetch: openid-client`s fetch made of the run`s got stack', () => {
 describe('createHttpStack: the one got instance of a run', () => {
   let server: Server | undefined;
   afterEach(async () => {
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise((resolve) => server!.close(resolve));
+    await closeServer(server);
     server = undefined;
   });
 
