@@ -35,6 +35,23 @@ describe('state record files', () => {
     expect(error.message).toContain('EISDIR');
   });
 
+  it('erases a record durably, and a record that is not there is already erased', async () => {
+    const store = fileStateStore(dir);
+    await store.write(record());
+    await store.erase('ingest');
+    expect(await store.read('ingest')).toBeUndefined();
+    await expect(store.erase('ingest')).resolves.toBeUndefined();
+  });
+
+  it('fails an erase it cannot make, naming the file and why: never taken for done', async () => {
+    await mkdir(join(file, 'inside'), { recursive: true });
+    const error = (await fileStateStore(dir)
+      .erase('ingest')
+      .catch((caught: unknown) => caught)) as StateError;
+    expect(error).toBeInstanceOf(StateError);
+    expect(error.message).toMatch(new RegExp(`^cannot erase .* ${file}: (EISDIR|EPERM)$`));
+  });
+
   it('fails a write it cannot make, naming the file and why, with the error underneath', async () => {
     await mkdir(file);
     const error = (await fileStateStore(dir)
