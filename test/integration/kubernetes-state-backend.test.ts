@@ -16,10 +16,10 @@ import {
   TOKEN_NAME_ANNOTATION,
 } from '../../src/state/backends/kubernetes/state-objects.js';
 import { openStateBackend } from '../../src/state/backends/registry.js';
-import { type IntentEntry, JOURNAL_VERSION } from '../../src/state/journal-entry.js';
 import type { StateBackend } from '../../src/state/state-backend.js';
 import { type BackendHarness, stateBackendContract } from '../contracts/state-backend-contract.js';
 import { silentLogger } from '../fakes/fake-deps.js';
+import { anIntent } from '../helpers/journal-entries.js';
 import { type KubernetesHere, kubernetesHere } from '../helpers/kubernetes.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
@@ -114,19 +114,7 @@ vi.setConfig({ testTimeout: 60_000 });
 stateBackendContract('kubernetes', openHarness);
 
 /** An intent entry of `name`: a rotation just started. */
-const intent = (name: string): IntentEntry => ({
-  version: JOURNAL_VERSION,
-  name,
-  rotationId: `r-${name}`,
-  phase: 'intent',
-  reason: 'due',
-  startedAt: '2026-11-22T12:00:00.000Z',
-  oldId: 'tok-1',
-  oldExpiresAt: null,
-  existingTokenExpiresAt: '2026-11-22T13:00:00.000Z',
-  newTokenExpiresAt: null,
-  delivered: [],
-});
+const intent = (name: string) => anIntent(name, { rotationId: `r-${name}` });
 
 describe('the kubernetes state backend, in the cluster', () => {
   it('keeps one labelled Secret per name (record and journal), and one Lease, with names safe for any token name', async () => {
