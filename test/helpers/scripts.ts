@@ -6,13 +6,13 @@ import type { CliResult } from './cli.js';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 
-/** Runs one of scripts/*.mjs as `npm run` does, from the project folder, by this Node. */
-export function runScript(script: string, args: string[]): Promise<CliResult> {
+/** Runs one of scripts/*.mjs as `npm run` does, from the project folder (or `cwd`), by this Node. */
+export function runScript(script: string, args: string[], cwd = ROOT): Promise<CliResult> {
   return new Promise((done) => {
     execFile(
       process.execPath,
       [resolve(ROOT, 'scripts', script), ...args],
-      { cwd: ROOT, timeout: 240_000, maxBuffer: 16 * 1024 * 1024 },
+      { cwd, timeout: 240_000, maxBuffer: 16 * 1024 * 1024 },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
         done({ code, signal: error?.signal ?? null, stdout, stderr });
