@@ -150,6 +150,11 @@ const NOT_VARIABLES: Record<string, string> = {
 };
 
 describe('the docs', () => {
+  it('close every code block they open', () => {
+    const unclosed = docPages().filter((page) => (readPage(page).match(/^```/gm) ?? []).length % 2 !== 0);
+    expect(unclosed).toEqual([]);
+  });
+
   it('run token-rotator only with commands and options it has', async () => {
     const program = await cliProgram();
     const found = invocations();
