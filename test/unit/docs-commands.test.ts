@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 
 import { Command } from 'commander';
@@ -197,6 +197,16 @@ describe('the docs', () => {
     );
     expect(links.length, 'relative links').toBeGreaterThan(50);
     expect(links.flatMap(({ page, target }) => brokenLink(page, target))).toEqual([]);
+  });
+
+  it("send readers from the program's messages only to pages that exist, not to the README's reference", () => {
+    const sources = readdirSync(join(repositoryRoot, 'src'), { recursive: true, encoding: 'utf8' })
+      .filter((file) => file.endsWith('.ts'))
+      .map((file) => ({ file: `src/${file}`, text: readFileSync(join(repositoryRoot, 'src', file), 'utf8') }));
+    const named = sources.flatMap(({ file, text }) => [...text.matchAll(/\bdocs\/[\w/.-]+\.md\b/g)].map((m) => ({ file, page: m[0] })));
+    expect(named.filter(({ page }) => !existsSync(join(repositoryRoot, page)))).toEqual([]);
+    // The README is a front page now: what a message sends a reader to lives under docs/.
+    expect(sources.filter(({ text }) => text.includes('README')).map(({ file }) => file)).toEqual([]);
   });
 
   it('run only npm scripts the package has', () => {
