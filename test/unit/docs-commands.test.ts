@@ -44,22 +44,27 @@ function withoutPrefixes(words: string[]): string[] {
   }
 }
 
-/** Every `token-rotator …` invocation in the shell blocks of the docs. */
+/** The command lines of a block: a shell block's every line; a session's (text, console) lines after `$ `. */
+function commandLines(language: string, text: string): Array<string | undefined> {
+  const lines = text.replace(/\\\n/g, ' ').split('\n');
+  if (['sh', 'bash', 'shell'].includes(language)) return lines;
+  if (['text', 'console'].includes(language)) return lines.map((line) => (line.startsWith('$ ') ? line.slice(2) : undefined));
+  return [];
+}
+
+/** Every `token-rotator …` invocation in the shell blocks and shown sessions of the docs. */
 function invocations(): Invocation[] {
   return docPages().flatMap((page) =>
-    codeBlocks(page)
-      .filter((block) => ['sh', 'bash', 'shell', 'console'].includes(block.language))
-      .flatMap((block) => {
-        const lines = block.text.replace(/\\\n/g, ' ').split('\n');
-        return lines.flatMap((line, i) =>
-          line
-            .replace(/(^|\s)#.*$/, '')
-            .split(/&&|\|\||[;|`]|\$\(|<\(|\(|\)/)
-            .map((part) => withoutPrefixes(wordsOf(part.trim())))
-            .filter((words) => /^token-rotator(@\S+)?$/.test(words[0] ?? ''))
-            .map((words) => ({ where: `${page}:${block.line + 1 + i}`, words: words.slice(1) })),
-        );
-      }),
+    codeBlocks(page).flatMap((block) =>
+      commandLines(block.language, block.text).flatMap((line, i) =>
+        (line ?? '')
+          .replace(/(^|\s)#.*$/, '')
+          .split(/&&|\|\||[;|`]|\$\(|<\(|\(|\)/)
+          .map((part) => withoutPrefixes(wordsOf(part.trim())))
+          .filter((words) => /^token-rotator(@\S+)?$/.test(words[0] ?? ''))
+          .map((words) => ({ where: `${page}:${block.line + 1 + i}`, words: words.slice(1) })),
+      ),
+    ),
   );
 }
 
