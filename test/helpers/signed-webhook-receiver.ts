@@ -5,9 +5,9 @@ import type { AddressInfo } from 'node:net';
 const TOLERANCE_SECONDS = 300;
 
 /**
- * The check the README gives receivers, word for word but for the types: the signature over
- * `v1:<timestamp>:<raw body>` under the shared key, compared in constant time, and the timestamp
- * within 5 minutes of the receiver's clock. Tests verify deliveries with this, not with a copy of
+ * The check docs/reference/reload.md gives receivers, word for word but for the types (held equal
+ * by test/unit/docs-snippets.test.ts): the signature over `v1:<timestamp>:<raw body>` under the
+ * shared key, compared in constant time, and the timestamp within 5 minutes of the receiver's clock. Tests verify deliveries with this, not with a copy of
  * the sender's code.
  */
 export function verifyTokenRotatorWebhook(

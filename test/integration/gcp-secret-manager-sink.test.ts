@@ -384,7 +384,7 @@ describe('the gcp-secret-manager sink and IAM', () => {
     const client = await open({ GOOGLE_APPLICATION_CREDENTIALS: narrow.path });
     expect((await failure(client.preflight!(config, {}))).message).toBe(
       `cannot write gcp-secret-manager ${nameOf(config)}: writing it needs secretmanager.secrets.update on ${nameOf(config)}, ` +
-        `which ${narrow.key.client_email} lacks; grant them, for instance with the role the README gives for this sink`,
+        `which ${narrow.key.client_email} lacks; grant them, for instance with the custom role in docs/sinks/gcp-secret-manager.md`,
     );
   });
 
@@ -440,7 +440,7 @@ describe('the gcp-secret-manager sink preflight', () => {
     const config = configOf();
     expect((await failure(client.preflight!(config, {}))).message).toBe(
       `cannot write gcp-secret-manager ${nameOf(config)}: the secret does not exist yet, and creating and writing it needs ` +
-        `secretmanager.secrets.create on projects/${PROJECT}, which ${noCreate.key.client_email} lacks; grant them, for instance with the role the README gives for this sink`,
+        `secretmanager.secrets.create on projects/${PROJECT}, which ${noCreate.key.client_email} lacks; grant them, for instance with the custom role in docs/sinks/gcp-secret-manager.md`,
     );
   });
 

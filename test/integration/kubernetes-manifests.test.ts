@@ -495,7 +495,7 @@ function policyText(objects: K8sObject[]): string {
  * The rotator's memory as measured on Node 24.21 with the image's NODE_OPTIONS (--max-semi-space-size=1)
  * and the daemon's own memory flags (src/cli/memory-flags.ts),
  * in bytes of RSS: what the request and the limit must hold. Measure again after a change to the
- * daemon's footprint (`BENCH_ONLY=sidecar,memory npm run bench`) and update these with the README.
+ * daemon's footprint (`BENCH_ONLY=sidecar,memory npm run bench`) and update these with docs/kubernetes.md (Resources).
  */
 const MEASURED = {
   /** An idle daemon with one token, a Kubernetes Secret sink, a rollout reload and the Kubernetes state backend (bench row x1). */

@@ -7,6 +7,7 @@ import { parse } from 'yaml';
 
 import { policyJsonSchema } from '../../src/config/policy-json-schema.js';
 import { sinkTypes } from '../../src/sinks/registry.js';
+import { codeBlocks, docPages } from '../helpers/doc-pages.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const read = (file: string) => readFileSync(resolve(root, file), 'utf8');
@@ -25,31 +26,40 @@ const EXAMPLE_FILES = [
   'config/kubernetes/overlays/sidecar/rotation.yaml',
 ];
 
-/** Every YAML block of the README, as a whole policy: sink and notification snippets are put in one. */
-function readmePolicies(): Array<[string, unknown]> {
-  const readme = read('README.md');
+/**
+ * Every YAML block of the README and of docs/, as a whole policy: sink and notification snippets are
+ * put in one. A block marked `<!-- yaml: not a policy -->` (alert rules, say) is left out.
+ */
+function docPolicies(): Array<[string, unknown]> {
+  return docPages().flatMap((page) =>
+    codeBlocks(page)
+      .filter((block) => block.language === 'yaml' && block.marker !== 'yaml: not a policy')
+      .flatMap((block) => asPolicies(page, block.line, block.text)),
+  );
+}
+
+function asPolicies(page: string, line: number, text: string): Array<[string, unknown]> {
   // A block of alternatives, one a line (`onDrift: rotate` / `onDrift: report`), is one example a line.
-  const blocks = [...readme.matchAll(/```yaml\n(.*?)```/gs)].flatMap((match) => {
-    const line = readme.slice(0, match.index).split('\n').length;
-    try {
-      return [{ line, value: parse(match[1]!) as unknown }];
-    } catch {
-      return match[1]!
-        .split('\n')
-        .filter(Boolean)
-        .map((text, i) => ({ line: line + 1 + i, value: parse(text) as unknown }));
-    }
-  });
+  let blocks: Array<{ line: number; value: unknown }>;
+  try {
+    blocks = [{ line, value: parse(text) as unknown }];
+  } catch {
+    blocks = text
+      .split('\n')
+      .filter(Boolean)
+      .map((each, i) => ({ line: line + 1 + i, value: parse(each) as unknown }));
+  }
   return blocks.flatMap(({ line, value }) => {
+    const at = `${page}:${line}`;
     const token = { name: 'a', id: 'a1', sinks: [{ type: 'file', path: 'a.token' }] };
-    if (Array.isArray(value)) return [[`README.md:${line}`, { version: 1, tokens: [{ ...token, sinks: value }] }]];
+    if (Array.isArray(value)) return [[at, { version: 1, tokens: [{ ...token, sinks: value }] }]];
     const mapping = value as Record<string, unknown>;
     // A kustomization or a Kubernetes object (the Install section's) is not a policy.
     if ('resources' in mapping || 'apiVersion' in mapping) return [];
-    if ('version' in mapping) return [[`README.md:${line}`, mapping]];
-    if ('notifications' in mapping) return [[`README.md:${line}`, { version: 1, ...mapping, tokens: [token] }]];
+    if ('version' in mapping) return [[at, mapping]];
+    if ('notifications' in mapping) return [[at, { version: 1, ...mapping, tokens: [token] }]];
     // a token's settings (reload, onDrift...)
-    return [[`README.md:${line}`, { version: 1, tokens: [{ ...token, ...mapping }] }]];
+    return [[at, { version: 1, tokens: [{ ...token, ...mapping }] }]];
   });
 }
 
@@ -62,8 +72,8 @@ describe("the policy's JSON Schema", () => {
     expect(resolve(dirname(resolve(root, file)), named!)).toBe(resolve(root, 'dist/policy.schema.json'));
   });
 
-  it('accepts every policy and snippet of the README', () => {
-    const examples = readmePolicies();
+  it('accepts every policy and snippet of the README and of docs/', () => {
+    const examples = docPolicies();
     expect(examples.length).toBeGreaterThan(5);
     for (const [where, policy] of examples) expect(errorsOf(policy), where).toEqual([]);
   });

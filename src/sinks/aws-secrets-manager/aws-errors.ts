@@ -84,7 +84,7 @@ export function sinkErrorFrom(error: unknown, what: string, action: string, reso
       const denied = /\b((?:secretsmanager|kms):[A-Za-z]+)\b/.exec(failure.message)?.[1] ?? `secretsmanager:${action}`;
       return new SinkError(
         `${what}: AWS denied ${denied} on ${resource} (${answerOf(failure)}${said}); ` +
-          `allow ${denied} on that ${denied.startsWith('kms:') ? 'key' : 'secret'} to the identity token-rotator runs as (see the IAM policy in the README)`,
+          `allow ${denied} on that ${denied.startsWith('kms:') ? 'key' : 'secret'} to the identity token-rotator runs as (see the IAM policy in docs/sinks/aws-secrets-manager.md)`,
         { cause },
       );
     }

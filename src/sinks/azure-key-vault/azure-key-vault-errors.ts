@@ -23,7 +23,7 @@ const NEEDS: Record<KeyVaultOperation, { rbac: string; accessPolicy: string; wha
   },
 };
 
-/** The role that covers everything this sink does; the README gives a narrower custom role too. */
+/** The role that covers everything this sink does; docs/sinks/azure-key-vault.md gives a narrower custom role too. */
 export const SECRETS_ROLE = 'Key Vault Secrets Officer';
 
 interface RestErrorLike {

@@ -404,7 +404,7 @@ function missingPermissions(
   const why = creating ? 'the secret does not exist yet, and creating and writing it needs' : 'writing it needs';
   return new SinkError(
     `cannot write ${describe(config)}: ${why} ${missing.join(', ')} on ${resource}, which ${who} lacks; ` +
-      `grant them, for instance with the role the README gives for this sink`,
+      `grant them, for instance with the custom role in docs/sinks/gcp-secret-manager.md`,
   );
 }
 

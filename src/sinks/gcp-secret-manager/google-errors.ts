@@ -92,7 +92,7 @@ export function sinkErrorFor(site: CallSite, error: unknown): Error {
       const permission = metadata['permission'] ?? site.permission;
       return fail(
         `permission ${permission} denied on ${site.resource} (or it does not exist): ` +
-          `grant ${permission}${who} on ${site.resource}, for instance with the role the README gives for this sink`,
+          `grant ${permission}${who} on ${site.resource}, for instance with the custom role in docs/sinks/gcp-secret-manager.md`,
       );
     }
     case Code.UNAUTHENTICATED:

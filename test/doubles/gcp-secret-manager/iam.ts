@@ -5,7 +5,10 @@
  * numbers: `projects/123` and `projects/123/secrets/s`.
  */
 
-/** The custom role the README gives the sink, exactly: what a rotator's service account is granted in the tests. */
+/**
+ * The custom role docs/sinks/gcp-secret-manager.md gives the sink, exactly (test/unit/docs-snippets.test.ts
+ * holds them equal): what a rotator's service account is granted in the tests.
+ */
 export const README_ROLE: readonly string[] = [
   'secretmanager.secrets.get',
   'secretmanager.secrets.create',

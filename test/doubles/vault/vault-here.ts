@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import { startVaultDouble, type VaultDouble } from './start-vault-double.js';
 
 /**
- * The minimal policy the README gives for a sink writing `secret/apps/ingest`, verbatim but for the
- * path: what the tests grant, so that the README's policy is the one proven to be enough.
+ * The minimal policy docs/sinks/vault.md gives for a sink writing `secret/apps/ingest`, verbatim but
+ * for the path (test/unit/docs-snippets.test.ts holds them equal): what the tests grant, so that the
+ * documented policy is the one proven to be enough.
  */
 export function sinkPolicy(mount: string, path: string): string {
   return `
