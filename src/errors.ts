@@ -2,6 +2,8 @@
  * One error family with stable codes (the code is on the class and on the instance, as in `jose`).
  * Messages name the token, the step and what to do; they never carry a secret or a header value.
  * `cause` is only ever set to something that holds no request options: see `api/translate-error.ts`.
+ * This file holds the classes and the data they carry; the words an operator reads about a shared
+ * dependency are in `error-advice.ts`, and the translators' helpers in `error-helpers.ts`.
  */
 export interface ConfigIssue {
   /** Where the problem is: `tokens[1].sinks[0].path`, `env.ROTATOR_API_URL`, or a file name. */
@@ -120,70 +122,6 @@ function classCodes(target: typeof RotatorError): RotatorErrorCode[] {
   return codes;
 }
 
-/** Network error codes by what they mean for an operator; anything else is not a shared-dependency class. */
-const NETWORK_KINDS: Record<string, DependencyFailureKind> = {
-  ECONNREFUSED: 'connection-refused',
-  ENOTFOUND: 'unknown-host',
-  EAI_AGAIN: 'unknown-host',
-  ENETUNREACH: 'unreachable',
-  EHOSTUNREACH: 'unreachable',
-  ERR_TLS_CERT_ALTNAME_INVALID: 'tls',
-  CERT_HAS_EXPIRED: 'tls',
-  DEPTH_ZERO_SELF_SIGNED_CERT: 'tls',
-  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'tls',
-  SELF_SIGNED_CERT_IN_CHAIN: 'tls',
-  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: 'tls',
-  ERR_SSL_WRONG_VERSION_NUMBER: 'tls',
-};
-
-export function networkFailureKind(code: string | undefined): DependencyFailureKind | undefined {
-  return code === undefined ? undefined : NETWORK_KINDS[code];
-}
-
-/** `connection refused (ECONNREFUSED)`: the words first, the code for a search engine. */
-export function describeFailureKind(kind: DependencyFailureKind, code?: string): string {
-  const words: Record<DependencyFailureKind, string> = {
-    'connection-refused': 'connection refused',
-    'unknown-host': 'unknown host',
-    unreachable: 'network unreachable',
-    tls: 'TLS certificate not accepted',
-    timeout: 'no answer in time',
-    'client-refused': 'the client was refused',
-    'access-refused': 'the access token was refused',
-    'discovery-failed': 'discovery failed',
-    'token-endpoint-failed': 'the token endpoint failed',
-    'wrong-base-path': 'no such API at this address',
-  };
-  return code ? `${words[kind]} (${code})` : words[kind];
-}
-
-/** What to check first, by dependency and class. */
-export function dependencyCheck(dependency: Dependency, kind: DependencyFailureKind): string {
-  const variable = dependency === 'token service' ? 'ROTATOR_API_URL' : 'ROTATOR_OAUTH_ISSUER or ROTATOR_OAUTH_TOKEN_URL';
-  switch (kind) {
-    case 'connection-refused':
-      return `is the ${dependency} running, and is ${variable} (host and port) right?`;
-    case 'unknown-host':
-      return `is the host name in ${variable} right, and does this machine's DNS resolve it?`;
-    case 'unreachable':
-      return `can this machine reach the ${dependency} (network, proxy, firewall)?`;
-    case 'tls':
-      return `does the ${dependency}'s certificate match its host name and chain to a CA this machine trusts (NODE_EXTRA_CA_CERTS)?`;
-    case 'timeout':
-      return `is the ${dependency} up and answering (ROTATOR_HTTP_TIMEOUT)?`;
-    case 'client-refused':
-      return 'are ROTATOR_OAUTH_CLIENT_ID and its secret (ROTATOR_OAUTH_CLIENT_SECRET) or key right, and is the client allowed the client credentials grant?';
-    case 'access-refused':
-      return 'is ROTATOR_ACCESS_TOKEN (or the OAuth client) valid for this service and organisation (ROTATOR_ORG_ID)?';
-    case 'discovery-failed':
-      return "is ROTATOR_OAUTH_ISSUER the authorization server's issuer (discovery reads ISSUER/.well-known/openid-configuration)? Without discovery, set ROTATOR_OAUTH_TOKEN_URL to the token endpoint instead";
-    case 'token-endpoint-failed':
-      return 'is the token endpoint right (ROTATOR_OAUTH_TOKEN_URL, or the one ROTATOR_OAUTH_ISSUER advertises), and is the authorization server healthy?';
-    case 'wrong-base-path':
-      return 'is ROTATOR_API_URL the address the API answers at, without /v2 or another path (requests go to ROTATOR_API_URL/v2/tokens/ID, e.g. https://api.axiom.co/v2/tokens/ID)? If the tokens were replaced outside token-rotator instead, set their new ids in the policy';
-  }
-}
-
 /** Bad policy, environment or arguments. Always found before any network call; exit code 2. */
 export class ConfigError extends RotatorError {
   static override readonly code: RotatorErrorCode = 'ERR_CONFIG';
@@ -200,7 +138,7 @@ export class ConfigError extends RotatorError {
   }
 }
 
-export function formatIssues(issues: readonly ConfigIssue[], policyFile?: string): string {
+function formatIssues(issues: readonly ConfigIssue[], policyFile?: string): string {
   const noun = issues.length === 1 ? 'problem' : 'problems';
   return `${issues.length} configuration ${noun}:\n${issues.map((i) => `  ${positionOf(i, policyFile)}${i.path}: ${i.message}`).join('\n')}`;
 }
@@ -218,16 +156,6 @@ function positionOf(issue: ConfigIssue, policyFile: string | undefined): string 
 /** The authorization server refused or could not be reached. */
 export class AuthError extends RotatorError {
   static override readonly code: RotatorErrorCode = 'ERR_AUTH';
-}
-
-/** The origin of a URL, for messages: a path or query may hold a secret. */
-export function originOf(url: string | URL | undefined): string {
-  if (url === undefined) return 'an unknown address';
-  try {
-    return new URL(url).origin;
-  } catch {
-    return 'an unreadable address';
-  }
 }
 
 export type ApiOperation = 'retrieve' | 'regenerate';
