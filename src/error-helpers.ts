@@ -1,8 +1,8 @@
 /**
- * Small helpers the error translators share: which network failures are a shared dependency's, and
- * how a URL is named in a message.
+ * Small helpers around our errors: which network failures are a shared dependency's, how a URL is
+ * named in a message, and which code an output gives a failure.
  */
-import type { DependencyFailureKind } from './errors.js';
+import { type DependencyFailureKind, ERROR_CLASSES, type ErrorCode, type RotatorErrorCode, UNEXPECTED_ERROR_CODE } from './errors.js';
 
 /** Network error codes by what they mean for an operator; anything else is not a shared-dependency class. */
 const NETWORK_KINDS: Record<string, DependencyFailureKind> = {
@@ -32,4 +32,13 @@ export function originOf(url: string | URL | undefined): string {
   } catch {
     return 'an unreadable address';
   }
+}
+
+/**
+ * The code an output gives a failure: its own when it is one of ours, else `ERR_UNEXPECTED` (a file
+ * system's `EIO`, a library's code), so that outputs carry only the codes their schema lists. The
+ * foreign code stays in the message (`EIO: i/o error, write`).
+ */
+export function outputCode(code: unknown): ErrorCode {
+  return typeof code === 'string' && Object.hasOwn(ERROR_CLASSES, code) ? (code as RotatorErrorCode) : UNEXPECTED_ERROR_CODE;
 }

@@ -2,6 +2,7 @@ import { describe, expect, expectTypeOf, it } from 'vitest';
 
 import * as errors from '../../src/errors.js';
 import { ConfigError, ERROR_CLASSES, type ErrorCode, RotatorError, type RotatorErrorCode, SinkError } from '../../src/errors.js';
+import { errorSummary } from '../../src/rotation/outcome.js';
 
 const classes = Object.entries(ERROR_CLASSES);
 
@@ -68,5 +69,19 @@ describe('every error of ours carries one stable code', () => {
     expectTypeOf<WideOnInstances>().toEqualTypeOf<'ERR_ROTATOR' | 'ERR_API' | 'ERR_STATE'>();
     expectTypeOf<SinkError['code']>().toEqualTypeOf<'ERR_SINK'>();
     expectTypeOf<(typeof SinkError)['code']>().toEqualTypeOf<'ERR_SINK'>();
+  });
+});
+
+describe('an output carries only our codes', () => {
+  it('one of ours as it is, from the error or from a copy of it', () => {
+    expect(errorSummary(new SinkError('the file could not be written')).code).toBe('ERR_SINK');
+    expect(errorSummary({ code: 'ERR_STATE_KEY', message: 'no state key opens it' }).code).toBe('ERR_STATE_KEY');
+  });
+
+  it("any other as ERR_UNEXPECTED, the failure's own code left in its message", () => {
+    const diskFailure = Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' });
+    expect(errorSummary(diskFailure)).toEqual({ code: 'ERR_UNEXPECTED', message: 'EIO: i/o error, write' });
+    expect(errorSummary(Object.assign(new Error('too large'), { code: 'ERR_RESPONSE_TOO_LARGE' })).code).toBe('ERR_UNEXPECTED');
+    expect(errorSummary(Object.assign(new Error('inherited'), { code: 'toString' })).code).toBe('ERR_UNEXPECTED');
   });
 });
