@@ -1,10 +1,24 @@
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+
 import { describe, expect, expectTypeOf, it } from 'vitest';
 
 import * as errors from '../../src/errors.js';
-import { ConfigError, ERROR_CLASSES, type ErrorCode, RotatorError, type RotatorErrorCode, SinkError } from '../../src/errors.js';
+import {
+  ConfigError,
+  ERROR_CLASSES,
+  type ErrorCode,
+  RotatorError,
+  type RotatorErrorCode,
+  SinkError,
+  UNEXPECTED_ERROR_CODE,
+} from '../../src/errors.js';
 import { errorSummary } from '../../src/rotation/outcome.js';
 
 const classes = Object.entries(ERROR_CLASSES);
+const outputSchema = JSON.parse(await readFile(resolve(import.meta.dirname, '../../schema/output.schema.json'), 'utf8')) as {
+  $defs: { Error: { properties: { code: { enum: string[] } } } };
+};
 
 /** An instance of any of our classes: ConfigError takes issues; the others a message, and ApiError's family an operation. */
 function instanceOf(ErrorClass: (typeof ERROR_CLASSES)[RotatorErrorCode]): RotatorError {
@@ -73,6 +87,11 @@ describe('every error of ours carries one stable code', () => {
 });
 
 describe('an output carries only our codes', () => {
+  it('which are the ones the output schema lists', () => {
+    const outputCodes: ErrorCode[] = [...(Object.keys(ERROR_CLASSES) as RotatorErrorCode[]), UNEXPECTED_ERROR_CODE];
+    expect(outputSchema.$defs.Error.properties.code.enum.toSorted()).toEqual(outputCodes.toSorted());
+  });
+
   it('one of ours as it is, from the error or from a copy of it', () => {
     expect(errorSummary(new SinkError('the file could not be written')).code).toBe('ERR_SINK');
     expect(errorSummary({ code: 'ERR_STATE_KEY', message: 'no state key opens it' }).code).toBe('ERR_STATE_KEY');
