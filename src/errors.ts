@@ -2,6 +2,8 @@
  * One error family with stable codes (the code is on the class and on the instance, as in `jose`).
  * Messages name the token, the step and what to do; they never carry a secret or a header value.
  * `cause` is only ever set to something that holds no request options: see `api/translate-error.ts`.
+ * This file holds the classes and the data they carry; the words an operator reads about a shared
+ * dependency are in `error-advice.ts`, and the translators' helpers in `error-helpers.ts`.
  */
 export interface ConfigIssue {
   /** Where the problem is: `tokens[1].sinks[0].path`, `env.ROTATOR_API_URL`, or a file name. */
@@ -15,34 +17,6 @@ export interface ConfigIssue {
   line?: number;
   column?: number;
 }
-
-/**
- * Every code an error of ours can carry: stable, documented, and the only place they are spelled.
- * `ERR_UNEXPECTED` stands for anything that is not one of ours.
- */
-export type RotatorErrorCode =
-  | 'ERR_ROTATOR'
-  | 'ERR_CONFIG'
-  | 'ERR_AUTH'
-  | 'ERR_API'
-  | 'ERR_REGENERATE_OUTCOME_UNKNOWN'
-  | 'ERR_REGENERATE_ANSWER_UNUSABLE'
-  | 'ERR_API_RESPONSE'
-  | 'ERR_SINK'
-  | 'ERR_LOCK_LOST'
-  | 'ERR_SECRET_HELD'
-  | 'ERR_STAGING_FAILED'
-  | 'ERR_LOCKED'
-  | 'ERR_KUBERNETES'
-  | 'ERR_STATE'
-  | 'ERR_STATE_KEY'
-  | 'ERR_STATE_INTEGRITY'
-  | 'ERR_ORPHANED_TOKEN'
-  | 'ERR_VERIFY_FAILED'
-  | 'ERR_UNEXPECTED';
-
-/** The code given to a failure that is not one of our errors. */
-export const UNEXPECTED_ERROR_CODE: RotatorErrorCode = 'ERR_UNEXPECTED';
 
 /** Which shared dependency a failure is about: every token of a run goes through both. */
 export type Dependency = 'token service' | 'authorization server';
@@ -80,6 +54,12 @@ export interface DependencyFailure {
 /** Where an error carries the codes of its class and of every class it extends: see `hasInstance`. */
 const CLASS_CODES = Symbol.for('token-rotator.error-class-codes');
 
+/**
+ * The root of our errors. Each class sets its code twice, as `jose` does: on the class, for
+ * `error.code === StateKeyError.code`, and on the instance. A family's code (this one's, `ApiError`'s
+ * and `StateError`'s) is typed as any code of ours, because TypeScript requires a subclass's code to
+ * be assignable to its family's; every other class has its own literal as its type.
+ */
 export class RotatorError extends Error {
   static readonly code: RotatorErrorCode = 'ERR_ROTATOR';
 
@@ -94,7 +74,7 @@ export class RotatorError extends Error {
     return Array.isArray(codes) && codes.includes(this.code);
   }
 
-  readonly code: RotatorErrorCode;
+  readonly code: RotatorErrorCode = 'ERR_ROTATOR';
   /**
    * Set when the failure is a shared dependency's (unreachable, refusing our credentials): see
    * `DependencyFailure`. Not enumerable, so a log line carries only `causeClass`, not the advice.
@@ -106,7 +86,6 @@ export class RotatorError extends Error {
   constructor(message: string, options?: { cause?: unknown; dependencyFailure?: DependencyFailure | undefined }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
-    this.code = (new.target as typeof RotatorError).code;
     Object.defineProperty(this, CLASS_CODES, { value: classCodes(new.target as typeof RotatorError), enumerable: false });
     Object.defineProperty(this, 'dependencyFailure', { value: options?.dependencyFailure, enumerable: false });
     if (options?.dependencyFailure) this.causeClass = options.dependencyFailure.kind;
@@ -120,73 +99,10 @@ function classCodes(target: typeof RotatorError): RotatorErrorCode[] {
   return codes;
 }
 
-/** Network error codes by what they mean for an operator; anything else is not a shared-dependency class. */
-const NETWORK_KINDS: Record<string, DependencyFailureKind> = {
-  ECONNREFUSED: 'connection-refused',
-  ENOTFOUND: 'unknown-host',
-  EAI_AGAIN: 'unknown-host',
-  ENETUNREACH: 'unreachable',
-  EHOSTUNREACH: 'unreachable',
-  ERR_TLS_CERT_ALTNAME_INVALID: 'tls',
-  CERT_HAS_EXPIRED: 'tls',
-  DEPTH_ZERO_SELF_SIGNED_CERT: 'tls',
-  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'tls',
-  SELF_SIGNED_CERT_IN_CHAIN: 'tls',
-  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: 'tls',
-  ERR_SSL_WRONG_VERSION_NUMBER: 'tls',
-};
-
-export function networkFailureKind(code: string | undefined): DependencyFailureKind | undefined {
-  return code === undefined ? undefined : NETWORK_KINDS[code];
-}
-
-/** `connection refused (ECONNREFUSED)`: the words first, the code for a search engine. */
-export function describeFailureKind(kind: DependencyFailureKind, code?: string): string {
-  const words: Record<DependencyFailureKind, string> = {
-    'connection-refused': 'connection refused',
-    'unknown-host': 'unknown host',
-    unreachable: 'network unreachable',
-    tls: 'TLS certificate not accepted',
-    timeout: 'no answer in time',
-    'client-refused': 'the client was refused',
-    'access-refused': 'the access token was refused',
-    'discovery-failed': 'discovery failed',
-    'token-endpoint-failed': 'the token endpoint failed',
-    'wrong-base-path': 'no such API at this address',
-  };
-  return code ? `${words[kind]} (${code})` : words[kind];
-}
-
-/** What to check first, by dependency and class. */
-export function dependencyCheck(dependency: Dependency, kind: DependencyFailureKind): string {
-  const variable = dependency === 'token service' ? 'ROTATOR_API_URL' : 'ROTATOR_OAUTH_ISSUER or ROTATOR_OAUTH_TOKEN_URL';
-  switch (kind) {
-    case 'connection-refused':
-      return `is the ${dependency} running, and is ${variable} (host and port) right?`;
-    case 'unknown-host':
-      return `is the host name in ${variable} right, and does this machine's DNS resolve it?`;
-    case 'unreachable':
-      return `can this machine reach the ${dependency} (network, proxy, firewall)?`;
-    case 'tls':
-      return `does the ${dependency}'s certificate match its host name and chain to a CA this machine trusts (NODE_EXTRA_CA_CERTS)?`;
-    case 'timeout':
-      return `is the ${dependency} up and answering (ROTATOR_HTTP_TIMEOUT)?`;
-    case 'client-refused':
-      return 'are ROTATOR_OAUTH_CLIENT_ID and its secret (ROTATOR_OAUTH_CLIENT_SECRET) or key right, and is the client allowed the client credentials grant?';
-    case 'access-refused':
-      return 'is ROTATOR_ACCESS_TOKEN (or the OAuth client) valid for this service and organisation (ROTATOR_ORG_ID)?';
-    case 'discovery-failed':
-      return "is ROTATOR_OAUTH_ISSUER the authorization server's issuer (discovery reads ISSUER/.well-known/openid-configuration)? Without discovery, set ROTATOR_OAUTH_TOKEN_URL to the token endpoint instead";
-    case 'token-endpoint-failed':
-      return 'is the token endpoint right (ROTATOR_OAUTH_TOKEN_URL, or the one ROTATOR_OAUTH_ISSUER advertises), and is the authorization server healthy?';
-    case 'wrong-base-path':
-      return 'is ROTATOR_API_URL the address the API answers at, without /v2 or another path (requests go to ROTATOR_API_URL/v2/tokens/ID, e.g. https://api.axiom.co/v2/tokens/ID)? If the tokens were replaced outside token-rotator instead, set their new ids in the policy';
-  }
-}
-
 /** Bad policy, environment or arguments. Always found before any network call; exit code 2. */
 export class ConfigError extends RotatorError {
-  static override readonly code: RotatorErrorCode = 'ERR_CONFIG';
+  static override readonly code = 'ERR_CONFIG';
+  override readonly code = 'ERR_CONFIG';
   readonly issues: readonly ConfigIssue[];
   /** The policy file the issues' lines and columns are in, when the environment was read far enough to know it. */
   readonly policyFile?: string;
@@ -200,7 +116,7 @@ export class ConfigError extends RotatorError {
   }
 }
 
-export function formatIssues(issues: readonly ConfigIssue[], policyFile?: string): string {
+function formatIssues(issues: readonly ConfigIssue[], policyFile?: string): string {
   const noun = issues.length === 1 ? 'problem' : 'problems';
   return `${issues.length} configuration ${noun}:\n${issues.map((i) => `  ${positionOf(i, policyFile)}${i.path}: ${i.message}`).join('\n')}`;
 }
@@ -217,17 +133,8 @@ function positionOf(issue: ConfigIssue, policyFile: string | undefined): string 
 
 /** The authorization server refused or could not be reached. */
 export class AuthError extends RotatorError {
-  static override readonly code: RotatorErrorCode = 'ERR_AUTH';
-}
-
-/** The origin of a URL, for messages: a path or query may hold a secret. */
-export function originOf(url: string | URL | undefined): string {
-  if (url === undefined) return 'an unknown address';
-  try {
-    return new URL(url).origin;
-  } catch {
-    return 'an unreadable address';
-  }
+  static override readonly code = 'ERR_AUTH';
+  override readonly code = 'ERR_AUTH';
 }
 
 export type ApiOperation = 'retrieve' | 'regenerate';
@@ -235,6 +142,7 @@ export type ApiOperation = 'retrieve' | 'regenerate';
 /** The token service answered with an error, or could not be reached. */
 export class ApiError extends RotatorError {
   static override readonly code: RotatorErrorCode = 'ERR_API';
+  override readonly code: RotatorErrorCode = 'ERR_API';
   readonly op: ApiOperation;
   readonly status: number | undefined;
   readonly traceId: string | undefined;
@@ -264,7 +172,8 @@ export class ApiError extends RotatorError {
  * token). Sending it again blindly could mint a second token and lose the first one's secret.
  */
 export class RegenerateOutcomeUnknownError extends ApiError {
-  static override readonly code: RotatorErrorCode = 'ERR_REGENERATE_OUTCOME_UNKNOWN';
+  static override readonly code = 'ERR_REGENERATE_OUTCOME_UNKNOWN';
+  override readonly code = 'ERR_REGENERATE_OUTCOME_UNKNOWN';
 }
 
 /**
@@ -272,16 +181,19 @@ export class RegenerateOutcomeUnknownError extends ApiError {
  * secret is lost. Never followed by another regenerate in the same run.
  */
 export class RegenerateAnswerUnusableError extends ApiError {
-  static override readonly code: RotatorErrorCode = 'ERR_REGENERATE_ANSWER_UNUSABLE';
+  static override readonly code = 'ERR_REGENERATE_ANSWER_UNUSABLE';
+  override readonly code = 'ERR_REGENERATE_ANSWER_UNUSABLE';
 }
 
 /** The service answered 200 with a body that is not what the contract says. */
 export class ApiResponseError extends ApiError {
-  static override readonly code: RotatorErrorCode = 'ERR_API_RESPONSE';
+  static override readonly code = 'ERR_API_RESPONSE';
+  override readonly code = 'ERR_API_RESPONSE';
 }
 
 export class SinkError extends RotatorError {
-  static override readonly code: RotatorErrorCode = 'ERR_SINK';
+  static override readonly code = 'ERR_SINK';
+  override readonly code = 'ERR_SINK';
 }
 
 /**
@@ -289,7 +201,8 @@ export class SinkError extends RotatorError {
  * took the lock over). Everything it would do next could conflict with the new owner, so it stops.
  */
 export class LockLostError extends RotatorError {
-  static override readonly code: RotatorErrorCode = 'ERR_LOCK_LOST';
+  static override readonly code = 'ERR_LOCK_LOST';
+  override readonly code = 'ERR_LOCK_LOST';
 }
 
 /**
@@ -297,7 +210,8 @@ export class LockLostError extends RotatorError {
  * journal, and the name stops until an operator has dealt with it.
  */
 export class SecretHeldError extends RotatorError {
-  static override readonly code: RotatorErrorCode = 'ERR_SECRET_HELD';
+  static override readonly code = 'ERR_SECRET_HELD';
+  override readonly code = 'ERR_SECRET_HELD';
 }
 
 /**
@@ -305,12 +219,14 @@ export class SecretHeldError extends RotatorError {
  * from memory as far as it could be, and what happened is in the message.
  */
 export class StagingFailedError extends RotatorError {
-  static override readonly code: RotatorErrorCode = 'ERR_STAGING_FAILED';
+  static override readonly code = 'ERR_STAGING_FAILED';
+  override readonly code = 'ERR_STAGING_FAILED';
 }
 
 /** Another process holds the name's lock while the name is due: it was not rotated by this run. */
 export class NameLockedError extends RotatorError {
-  static override readonly code: RotatorErrorCode = 'ERR_LOCKED';
+  static override readonly code = 'ERR_LOCKED';
+  override readonly code = 'ERR_LOCKED';
 }
 
 /**
@@ -318,7 +234,8 @@ export class NameLockedError extends RotatorError {
  * caller to tell a missing object from a conflict or a permission problem.
  */
 export class KubernetesError extends RotatorError {
-  static override readonly code: RotatorErrorCode = 'ERR_KUBERNETES';
+  static override readonly code = 'ERR_KUBERNETES';
+  override readonly code = 'ERR_KUBERNETES';
   readonly status: number | undefined;
   readonly reason: string | undefined;
 
@@ -334,7 +251,8 @@ export class KubernetesError extends RotatorError {
  * something else, or the probe with it was refused): nothing was committed, the secret stays staged.
  */
 export class VerifyFailedError extends RotatorError {
-  static override readonly code: RotatorErrorCode = 'ERR_VERIFY_FAILED';
+  static override readonly code = 'ERR_VERIFY_FAILED';
+  override readonly code = 'ERR_VERIFY_FAILED';
 }
 
 /** A failure of something every token needs (the service or the authorization server), not of this token. */
@@ -345,6 +263,7 @@ export function sharedFailure(error: unknown): boolean {
 /** The state store is unreadable or was written by something else; never silently reset. */
 export class StateError extends RotatorError {
   static override readonly code: RotatorErrorCode = 'ERR_STATE';
+  override readonly code: RotatorErrorCode = 'ERR_STATE';
 }
 
 /**
@@ -353,7 +272,8 @@ export class StateError extends RotatorError {
  * someone else. Nothing of it is used and nothing is delivered for that name.
  */
 export class StateIntegrityError extends StateError {
-  static override readonly code: RotatorErrorCode = 'ERR_STATE_INTEGRITY';
+  static override readonly code = 'ERR_STATE_INTEGRITY';
+  override readonly code = 'ERR_STATE_INTEGRITY';
 }
 
 /**
@@ -361,7 +281,8 @@ export class StateIntegrityError extends StateError {
  * reason to mint a new token.
  */
 export class StateKeyError extends RotatorError {
-  static override readonly code: RotatorErrorCode = 'ERR_STATE_KEY';
+  static override readonly code = 'ERR_STATE_KEY';
+  override readonly code = 'ERR_STATE_KEY';
 }
 
 /**
@@ -369,5 +290,42 @@ export class StateKeyError extends RotatorError {
  * nobody has. Thrown when the old token no longer works either, so there is nothing to rotate from.
  */
 export class OrphanedTokenError extends RotatorError {
-  static override readonly code: RotatorErrorCode = 'ERR_ORPHANED_TOKEN';
+  static override readonly code = 'ERR_ORPHANED_TOKEN';
+  override readonly code = 'ERR_ORPHANED_TOKEN';
 }
+
+/**
+ * Every class of ours by the code it carries: a code exists only with its class. Each key is its
+ * class's `code` (`error-codes.test.ts` checks it, and that every class exported here is listed).
+ * A record, not a list, because the families' codes are typed wide (see `RotatorError`): a list
+ * could give the union only by reading those types, which are the union itself.
+ */
+export const ERROR_CLASSES = {
+  ERR_ROTATOR: RotatorError,
+  ERR_CONFIG: ConfigError,
+  ERR_AUTH: AuthError,
+  ERR_API: ApiError,
+  ERR_REGENERATE_OUTCOME_UNKNOWN: RegenerateOutcomeUnknownError,
+  ERR_REGENERATE_ANSWER_UNUSABLE: RegenerateAnswerUnusableError,
+  ERR_API_RESPONSE: ApiResponseError,
+  ERR_SINK: SinkError,
+  ERR_LOCK_LOST: LockLostError,
+  ERR_SECRET_HELD: SecretHeldError,
+  ERR_STAGING_FAILED: StagingFailedError,
+  ERR_LOCKED: NameLockedError,
+  ERR_KUBERNETES: KubernetesError,
+  ERR_VERIFY_FAILED: VerifyFailedError,
+  ERR_STATE: StateError,
+  ERR_STATE_INTEGRITY: StateIntegrityError,
+  ERR_STATE_KEY: StateKeyError,
+  ERR_ORPHANED_TOKEN: OrphanedTokenError,
+} as const;
+
+/** Every code an error of ours can carry: stable and documented. */
+export type RotatorErrorCode = keyof typeof ERROR_CLASSES;
+
+/** The code given to a failure that is not one of our errors. */
+export const UNEXPECTED_ERROR_CODE = 'ERR_UNEXPECTED';
+
+/** Every code an output can carry (`schema/output.schema.json`): one of ours, or `ERR_UNEXPECTED`. */
+export type ErrorCode = RotatorErrorCode | typeof UNEXPECTED_ERROR_CODE;

@@ -1,16 +1,8 @@
 import { HTTPError, RequestError } from 'got';
 
-import {
-  ApiError,
-  type ApiOperation,
-  AuthError,
-  dependencyCheck,
-  type DependencyFailure,
-  describeFailureKind,
-  networkFailureKind,
-  originOf,
-  RegenerateOutcomeUnknownError,
-} from '../errors.js';
+import { dependencyCheck, describeFailureKind } from '../error-advice.js';
+import { networkFailureKind, originOf } from '../error-helpers.js';
+import { ApiError, type ApiOperation, AuthError, type DependencyFailure, RegenerateOutcomeUnknownError } from '../errors.js';
 import { remoteText } from '../http/remote-text.js';
 import { ResponseTooLargeError } from '../http/response-size.js';
 import { scrubSecrets } from '../secret.js';

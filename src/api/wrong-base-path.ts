@@ -1,4 +1,6 @@
-import { ApiError, type ApiOperation, dependencyCheck, type DependencyFailure, originOf } from '../errors.js';
+import { dependencyCheck } from '../error-advice.js';
+import { originOf } from '../error-helpers.js';
+import { ApiError, type ApiOperation, type DependencyFailure } from '../errors.js';
 
 /** `http://host/api/v2/tokens/…`: where the requests went, for any token (the id is no part of a shared message). */
 export function tokensAddress(apiUrl: string | URL): string {

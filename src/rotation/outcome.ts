@@ -1,4 +1,5 @@
-import { ApiError, UNEXPECTED_ERROR_CODE } from '../errors.js';
+import { outputCode } from '../error-helpers.js';
+import { ApiError, type ErrorCode } from '../errors.js';
 import type { CheckName } from '../policy/decide.js';
 import { type DriftFinding, isRepairable } from '../policy/sink-drift.js';
 import type { ReloadOutcome } from '../reload/reload.js';
@@ -91,12 +92,12 @@ export const iso = (d: Date | null) => (d ? d.toISOString() : null);
  * An error as an outcome carries it. `status`: the HTTP status the token service answered, when it
  * answered one (a 404 on retrieve means the token does not exist, which is not a failed rotation).
  */
-export function errorSummary(error: unknown): { code: string; message: string; status?: number } {
+export function errorSummary(error: unknown): { code: ErrorCode; message: string; status?: number } {
   const e = error as { code?: unknown; message?: unknown; status?: unknown };
   // Scrubbed here, the one place every failure's text passes on its way to outcomes, tables, JSON,
   // notices, state records and the journal: a service or a sink may have echoed a secret.
   const summary = {
-    code: typeof e?.code === 'string' ? e.code : UNEXPECTED_ERROR_CODE,
+    code: outputCode(e?.code),
     message: scrubSecrets(String(e?.message ?? error)),
   };
   return error instanceof ApiError && typeof e.status === 'number' ? { ...summary, status: e.status } : summary;

@@ -150,19 +150,30 @@ describe('one JSON contract for every command', () => {
     expect(items[1]).not.toHaveProperty('expiresAt');
   });
 
-  it('a failing sink is named once in the status and table text, with its own error', async () => {
-    const token = fx.emulator.store.add({ name: 's', expiresAt: inDays(1) });
-    await writeFile(join(fx.dir, 'blocked'), 'a file in the way');
+  /** A token due now whose one file sink cannot be written: a file is where its folder should be. */
+  async function blockedFileSink(name: string, folder: string) {
+    const token = fx.emulator.store.add({ name, expiresAt: inDays(1) });
+    await writeFile(join(fx.dir, folder), 'a file in the way');
     await writePolicy(fx.dir, {
       version: 1,
-      tokens: [{ name: 's', id: token.id, sinks: [{ type: 'file', path: 'blocked/s.token' }] }],
+      tokens: [{ name, id: token.id, sinks: [{ type: 'file', path: `${folder}/${name}.token` }] }],
     });
+  }
+
+  it('a failing sink is named once in the status and table text, with its own error', async () => {
+    await blockedFileSink('s', 'blocked');
     const once = await cli('once');
     expect(once.code).toBe(1);
     expect(once.stdout).toMatch(/cannot write file blocked\/s.token: .*a file is in the way/);
     expect(once.stdout.match(/file blocked\/s.token/g)).toHaveLength(1);
     expect(once.stdout).toMatch(/^s\s+failed\s/m);
     expect(once.stdout).toMatch(/\n1 token: failed 1; 1 needs attention\n/);
+  });
+
+  it("gives a failure's code as one the schema lists", async () => {
+    await blockedFileSink('j', 'in-the-way');
+    const once = envelopeOf(await cli('once', '--json'), 'RunResult');
+    expect(once.items[0]?.error).toMatchObject({ code: 'ERR_SINK' });
   });
 });
 
