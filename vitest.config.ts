@@ -1,8 +1,24 @@
+import { fileURLToPath } from 'node:url';
+
 import { defineConfig } from 'vitest/config';
 
+const source = (path: string) => fileURLToPath(new URL(`packages/${path}`, import.meta.url));
+
+/**
+ * The workspace packages as their sources, so that a test needs no build of them (tsc reads the same
+ * files through the packages' `source` export condition). A package's own subpath exports map to
+ * the source file of that name.
+ */
+export const packageAliases = [
+  { find: /^token-rotator-emulator$/, replacement: source('emulator/src/index.ts') },
+  { find: /^token-rotator-kubernetes-double$/, replacement: source('kubernetes-double/src/index.ts') },
+  { find: /^token-rotator-kubernetes-double\/([\w-]+)$/, replacement: source('kubernetes-double/src/$1.ts') },
+];
+
 export default defineConfig({
+  resolve: { alias: packageAliases },
   test: {
-    include: ['test/**/*.test.ts'],
+    include: ['test/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
     globalSetup: ['test/run-temp-folder.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,

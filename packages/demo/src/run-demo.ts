@@ -1,36 +1,43 @@
-import { execFile } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { envFileText, startEmulator } from 'token-rotator-emulator';
 import { stringify } from 'yaml';
 
-import { formatOutcomes } from '../cli/format-outcomes.js';
-import { terminalWidth } from '../cli/format-table.js';
-import type { RunItem } from '../cli/output/run-items.js';
-import { startEmulator } from '../emulator/start-emulator.js';
+/**
+ * The installed product's own program, found through its package (as an installed user's would be),
+ * never by a path into its sources: the demo runs token-rotator as a user does.
+ */
+function productBin(): string {
+  const manifest = fileURLToPath(import.meta.resolve('token-rotator/package.json'));
+  const { bin } = JSON.parse(readFileSync(manifest, 'utf8')) as { bin: Record<string, string> };
+  return join(dirname(manifest), bin['token-rotator']!);
+}
 
-const CLI = fileURLToPath(new URL('../cli/main.js', import.meta.url));
+const CLI = productBin();
 const keep = process.argv.includes('--keep');
 
-function runCli(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    execFile(
-      process.execPath,
-      [CLI, ...args],
-      {
-        cwd,
-        env: {
-          PATH: process.env.PATH ?? '',
-          ROTATOR_LOG_LEVEL: 'warn',
-          // Its stderr is a pipe to the demo: logs as the demo's own terminal would show them.
-          ROTATOR_LOG_FORMAT: process.stderr.isTTY ? 'pretty' : 'json',
-          ...(process.env.NO_COLOR ? { NO_COLOR: process.env.NO_COLOR } : {}),
-        },
+/**
+ * `token-rotator <args>` as a real subprocess. Its stdout is the demo's own: the product sees the
+ * terminal (or the pipe) and prints its tables for it, so the demo imports nothing of the product.
+ */
+function runCli(args: string[], cwd: string): Promise<number> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd,
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: {
+        PATH: process.env.PATH ?? '',
+        ROTATOR_LOG_LEVEL: 'warn',
+        ...(process.env.NO_COLOR ? { NO_COLOR: process.env.NO_COLOR } : {}),
       },
-      (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-    );
+    });
+    child.once('error', fail);
+    child.once('close', (code) => done(code ?? 1));
   });
 }
 
@@ -74,13 +81,7 @@ async function main(): Promise<void> {
     };
     await writeFile(join(dir, 'rotation.yaml'), stringify(policy));
     const env = { ...emulator.rotatorEnv(), ROTATOR_STATE_DIR: join(dir, 'state') };
-    await writeFile(
-      join(dir, 'rotator.env'),
-      Object.entries(env)
-        .map(([k, v]) => `${k}=${v}`)
-        .join('\n') + '\n',
-      { mode: 0o600 },
-    );
+    await writeFile(join(dir, 'rotator.env'), envFileText(env), { mode: 0o600 });
     const args = ['--config', 'rotation.yaml', '--dotenv', 'rotator.env'];
     // The tokens that are not due are already deployed, as they would be: their first run adopts them.
     await mkdir(join(dir, 'secrets'), { recursive: true, mode: 0o700 });
@@ -90,12 +91,7 @@ async function main(): Promise<void> {
 
     process.stdout.write(`token-rotator demo in ${dir}\nemulator: ${emulator.apiUrl} (OAuth issuer ${emulator.issuer})\n\n`);
     process.stdout.write('$ token-rotator once --config rotation.yaml --dotenv rotator.env\n');
-    const first = await runCli(['once', '--json', ...args], dir);
-    if (first.stderr) process.stderr.write(first.stderr);
-    if (first.code !== 0 && !first.stdout) throw new Error(`once failed with exit code ${first.code}`);
-    process.stdout.write(
-      formatOutcomes((JSON.parse(first.stdout) as { items: RunItem[] }).items, { width: terminalWidth(process.stdout) }),
-    );
+    const first = await runCli(['once', ...args], dir);
 
     process.stdout.write('\nsinks written (content not shown):\n');
     const files = (await readdir(join(dir, 'secrets'))).sort();
@@ -108,7 +104,6 @@ async function main(): Promise<void> {
 
     process.stdout.write('\n$ token-rotator once   # again: nothing is due any more\n');
     const second = await runCli(['once', ...args], dir);
-    process.stdout.write(second.stdout);
 
     process.stdout.write(
       '\n$ rm secrets/query-dashboard.env   # a pod restart emptied the volume\n$ token-rotator once   # delivers the held secret again: no new token\n',
@@ -116,14 +111,13 @@ async function main(): Promise<void> {
     const before = emulator.requests.filter((r) => r.op === 'regenerate').length;
     await rm(join(dir, 'secrets/query-dashboard.env'));
     const third = await runCli(['once', ...args], dir);
-    process.stdout.write(third.stdout);
     const repairRegenerates = emulator.requests.filter((r) => r.op === 'regenerate').length - before;
 
     const regenerates = emulator.requests.filter((r) => r.op === 'regenerate').length;
     process.stdout.write(
-      `\nregenerate requests the service received: ${regenerates} (${repairRegenerates} for the repair); exit codes: ${first.code}, ${second.code}, ${third.code}\n`,
+      `\nregenerate requests the service received: ${regenerates} (${repairRegenerates} for the repair); exit codes: ${first}, ${second}, ${third}\n`,
     );
-    process.exitCode = first.code || second.code || third.code;
+    process.exitCode = first || second || third;
   } finally {
     await emulator.close();
     if (keep) process.stdout.write(`kept ${dir}\n`);

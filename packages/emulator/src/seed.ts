@@ -2,12 +2,10 @@ import { readFile } from 'node:fs/promises';
 
 import * as z from 'zod';
 
-import { fromZodIssues } from '../common/config-issues.js';
-import { durationSchema } from '../common/duration-schema.js';
-import { yamlValue } from '../common/yaml-value.js';
-import { ConfigError } from '../errors.js';
-
-const duration = durationSchema;
+import { durationSchema as duration } from './seed/duration.js';
+import { seedIssues } from './seed/issues.js';
+import { yamlFileValue } from './seed/yaml-file.js';
+import { EmulatorUsageError } from './usage-error.js';
 
 /** What the emulator starts with: tokens (absolute or relative expiry), OAuth clients, static bearers. */
 export const seedSchema = z.strictObject({
@@ -45,7 +43,7 @@ export type ParsedSeed = z.output<typeof seedSchema>;
 
 export function parseSeed(input: unknown, where = 'seed'): ParsedSeed {
   const parsed = seedSchema.safeParse(input ?? {}, { reportInput: true });
-  if (!parsed.success) throw new ConfigError(fromZodIssues(parsed.error.issues, where));
+  if (!parsed.success) throw new EmulatorUsageError(seedIssues(parsed.error.issues, where));
   return parsed.data;
 }
 
@@ -55,8 +53,7 @@ export async function loadSeedFile(path: string): Promise<unknown> {
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    throw new ConfigError([{ path, message: `cannot read seed file: ${(error as NodeJS.ErrnoException).code}` }]);
+    throw new EmulatorUsageError([{ path, message: `cannot read seed file: ${(error as NodeJS.ErrnoException).code}` }]);
   }
-  // The same reader as the policy: syntax and alias problems at file:line:col, never a stack trace.
-  return yamlValue(text, path);
+  return yamlFileValue(text, path);
 }

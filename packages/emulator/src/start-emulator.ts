@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 
 import type { JWK } from 'jose';
 
-import { type Clock, systemClock } from '../clock.js';
+import { type Clock, systemClock } from './clock.js';
 import { FaultPlan, type FaultRule } from './faults.js';
 import { ALL_PERMISSIONS, createOAuthServer, type EmulatedClient } from './oauth-server.js';
 import { RateLimiter } from './rate-limiter.js';
@@ -16,7 +16,7 @@ export interface EmulatorOptions {
   host?: string;
   /** 0 or absent: a free port chosen by the OS. */
   port?: number;
-  /** Checked here; a seed file's problems come back as a ConfigError. */
+  /** Checked here; a seed file's problems come back as an EmulatorUsageError. */
   seed?: Seed | Record<string, unknown>;
   clock?: Clock;
   latencyMs?: number;

@@ -5,7 +5,7 @@ import { createGzip } from 'node:zlib';
 
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 
-import type { Clock } from '../clock.js';
+import type { Clock } from './clock.js';
 import type { FaultAction, FaultPlan } from './faults.js';
 import { ALL_PERMISSIONS, PERMISSIONS_CLAIM } from './oauth-server.js';
 import type { RateLimiter } from './rate-limiter.js';

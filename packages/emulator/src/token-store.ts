@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 
-import type { Clock } from '../clock.js';
+import type { Clock } from './clock.js';
 
 export interface EmulatedToken {
   id: string;

@@ -3,9 +3,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { parse as parseYaml } from 'yaml';
 
-import type { Clock } from '../../clock.js';
 import { type AccessRules, authorize, authorizeCreateOnWrite } from './access-rules.js';
 import { type ApiPath, parseApiPath } from './api-paths.js';
+import type { Clock } from './clock.js';
 import {
   aggregatedContentType,
   aggregatedDiscovery,

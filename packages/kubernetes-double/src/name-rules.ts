@@ -1,6 +1,13 @@
 /*
  * apimachinery's util/validation checks, with their exact messages (each returns the list of
- * problems, empty when the value is fine).
+ * problems, empty when the value is fine). The double keeps its own copy of these rules on purpose:
+ * it stands in for the API server, so it follows Kubernetes, never the product it tests.
+ *
+ * Sources:
+ * - Kubernetes documentation, "Object Names and IDs":
+ *   https://kubernetes.io/docs/concepts/overview/working-with-objects/names/
+ * - apimachinery, pkg/util/validation/validation.go (the regexes and messages below):
+ *   https://github.com/kubernetes/apimachinery/blob/master/pkg/util/validation/validation.go
  */
 
 const QUALIFIED_NAME_FMT = '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]';

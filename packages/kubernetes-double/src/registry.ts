@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
-import type { Clock } from '../../clock.js';
 import { formatTime } from './api-time.js';
+import type { Clock } from './clock.js';
 import { FieldManager } from './field-manager.js';
 import { matchesFields, parseFieldSelector } from './field-selector.js';
 import { cloneJson, isJsonObject, jsonEqual, type JsonObject, type JsonValue, metadataOf, stringAt, stringMapAt } from './json.js';

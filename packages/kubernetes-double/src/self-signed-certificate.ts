@@ -1,7 +1,7 @@
 import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import { isIPv6 } from 'node:net';
 
-import { systemClock } from '../../clock.js';
+import { systemClock } from './clock.js';
 
 /*
  * A self-signed certificate for the double's TLS side, built here because node:crypto has no

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 
-import { type Clock, systemClock } from '../../clock.js';
-import { isLoopbackHost } from '../../common/loopback.js';
 import type { ForbiddenAccess } from './access-rules.js';
 import { createApiHandler } from './api-handler.js';
+import { type Clock, systemClock } from './clock.js';
 import { listenDualProtocol } from './dual-protocol-server.js';
 import { cloneJson, type JsonObject } from './json.js';
 import { type KubeconfigOptions, kubeconfigYaml } from './kubeconfig.js';
+import { isLoopbackHost } from './loopback.js';
 import { ObjectStore } from './object-store.js';
 import { Registry, typeOfObject, withTypeMeta } from './registry.js';
 import type { RecordedKubeRequest } from './request-log.js';

@@ -1,5 +1,5 @@
 import { type JsonObject, metadataOf, stringAt } from './json.js';
-import type { KindStrategy } from './kinds/index.js';
+import type { KindStrategy } from './kinds/kind-strategy.js';
 
 /** The Accept that makes kubectl's human-readable `get` ask for server-side columns. */
 export function wantsTable(accept: string | undefined): boolean {

@@ -2,7 +2,7 @@ import { request } from 'node:https';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { type JsonObject, type KubernetesDouble, startKubernetesDouble } from '../../src/emulator/kubernetes/index.js';
+import { type JsonObject, type KubernetesDouble, startKubernetesDouble } from '../src/index.js';
 
 type Json = Record<string, unknown>;
 

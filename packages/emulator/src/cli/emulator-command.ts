@@ -1,16 +1,17 @@
 import { resolve } from 'node:path';
 
-import { formatTable, shortDate } from '../../cli/format-table.js';
-import { type CliIo, EXIT } from '../../cli/io.js';
-import { listenError } from '../../cli/listen-error.js';
-import { isLoopbackHost } from '../../common/loopback.js';
-import { ConfigError } from '../../errors.js';
-import { writeFileAtomic } from '../../fs/atomic-write.js';
-import { NAMESPACE_NAME } from '../../kubernetes/names.js';
+import type { KubernetesDouble } from 'token-rotator-kubernetes-double';
+import { isDns1123Label } from 'token-rotator-kubernetes-double/name-rules';
+
 import { envFileText } from '../env-file-text.js';
-import type { KubernetesDouble } from '../kubernetes/index.js';
 import { loadSeedFile } from '../seed.js';
 import { startEmulator } from '../start-emulator.js';
+import { EmulatorUsageError } from '../usage-error.js';
+import { type EmulatorIo, EXIT } from './io.js';
+import { listenError } from './listen-error.js';
+import { isLoopbackHost } from './loopback.js';
+import { tokenTable } from './token-table.js';
+import { writePrivateFile } from './write-private-file.js';
 
 export interface EmulatorCommandOptions {
   host: string;
@@ -35,10 +36,10 @@ function processStopped(): Promise<string> {
  * Serves the token service double until SIGINT or SIGTERM. Its OAuth client secret is never printed:
  * `--env-out` writes the settings a rotator needs to a 0600 env file.
  */
-export async function emulatorCommand(options: EmulatorCommandOptions, io: CliIo, untilStopped = processStopped): Promise<number> {
+export async function emulatorCommand(options: EmulatorCommandOptions, io: EmulatorIo, untilStopped = processStopped): Promise<number> {
   const host = options.host.replace(/^\[(.*)\]$/, '$1');
-  if (!isLoopbackHost(host) && host !== '::1') {
-    throw new ConfigError([
+  if (!isLoopbackHost(host)) {
+    throw new EmulatorUsageError([
       {
         path: '--host',
         message: 'the emulator has an unauthenticated control API; it only listens on loopback (127.0.0.1, ::1, localhost)',
@@ -49,9 +50,10 @@ export async function emulatorCommand(options: EmulatorCommandOptions, io: CliIo
     .split(',')
     .map((n) => n.trim())
     .filter(Boolean);
-  const badNamespace = namespaces.find((n) => !NAMESPACE_NAME.test(n) || n.length > 63);
+  // The double's own rule (apimachinery's), not the product's: a namespace the double would refuse.
+  const badNamespace = namespaces.find((n) => isDns1123Label(n).length > 0);
   if (options.kubernetes !== undefined && badNamespace !== undefined) {
-    throw new ConfigError([
+    throw new EmulatorUsageError([
       { path: '--namespaces', message: `'${badNamespace}' is not a namespace name: lowercase letters, digits and "-"` },
     ]);
   }
@@ -76,11 +78,11 @@ export async function emulatorCommand(options: EmulatorCommandOptions, io: CliIo
     const env: Record<string, string> = { ...emulator.rotatorEnv() };
     let kubernetesNote = '';
     if (options.kubernetes !== undefined) {
-      const { startKubernetesDouble } = await import('../kubernetes/index.js');
+      const { startKubernetesDouble } = await import('token-rotator-kubernetes-double');
       kubernetes = await startKubernetesDouble({ host, namespaces });
       const file = resolve(io.cwd, options.kubernetes);
       // It holds the double's bearer: 0600, as any kubeconfig with credentials should be.
-      await writeFileAtomic(file, kubernetes.kubeconfig({ namespace: namespaces[0] ?? 'default' }), { mode: 0o600 });
+      await writePrivateFile(file, kubernetes.kubeconfig({ namespace: namespaces[0] ?? 'default' }));
       env.KUBECONFIG = file;
       kubernetesNote =
         `Kubernetes API double on ${kubernetes.httpsUrl} (namespaces: ${['default', ...namespaces].join(', ')})\n` +
@@ -89,7 +91,7 @@ export async function emulatorCommand(options: EmulatorCommandOptions, io: CliIo
     let secretNote = 'client secret: not shown; start with --env-out FILE to have it written to a 0600 env file';
     if (options.envOut) {
       const file = resolve(io.cwd, options.envOut);
-      await writeFileAtomic(file, envFileText(env), { mode: 0o600 });
+      await writePrivateFile(file, envFileText(env));
       secretNote = `settings and client secret written to ${options.envOut} (use: token-rotator once --dotenv ${options.envOut})`;
     }
     io.stdout.write(
@@ -103,12 +105,7 @@ export async function emulatorCommand(options: EmulatorCommandOptions, io: CliIo
     );
     const tokens = emulator.store.all();
     if (tokens.length) {
-      io.stdout.write(
-        formatTable(
-          ['TOKEN', 'ID', 'EXPIRES'],
-          tokens.map((t) => [t.name, t.id, shortDate(t.expiresAt?.toISOString() ?? null)]),
-        ),
-      );
+      io.stdout.write(tokenTable(tokens));
     }
     io.stdout.write('\nCtrl-C to stop.\n');
     await stopped;

@@ -1,6 +1,6 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 
-import type { CliIo } from '../../cli/io.js';
+import type { EmulatorIo } from './io.js';
 
 function integer(min: number, max: number) {
   return (value: string) => {
@@ -14,11 +14,10 @@ const EMULATOR_DESCRIPTION =
   'serve a local double of the token service and its OAuth server, for demos and CI (not in the container image)';
 
 /**
- * The emulator's options and action, on the command given: `token-rotator-emulator` itself, or the
- * `emulator` subcommand of a development checkout. It is a separate entry point so that the
- * production image leaves the emulator and its OAuth server out.
+ * The emulator's options and action, on the command given (`token-rotator-emulator` itself, or a
+ * test's own program). The action loads the servers only when they are asked for.
  */
-export function defineEmulatorCommand(command: Command, io: CliIo, done: (exitCode: number) => void): Command {
+export function defineEmulatorCommand(command: Command, io: EmulatorIo, done: (exitCode: number) => void): Command {
   return command
     .description(EMULATOR_DESCRIPTION)
     .addOption(new Option('--host <host>', 'loopback address to listen on').default('127.0.0.1'))
