@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -80,7 +81,8 @@ async function main(): Promise<void> {
       ],
     };
     await writeFile(join(dir, 'rotation.yaml'), stringify(policy));
-    const env = { ...emulator.rotatorEnv(), ROTATOR_STATE_DIR: join(dir, 'state') };
+    // A state key, as a real setup has: a staged secret is sealed in the journal, never plaintext.
+    const env = { ...emulator.rotatorEnv(), ROTATOR_STATE_DIR: join(dir, 'state'), ROTATOR_STATE_KEY: randomBytes(32).toString('base64') };
     await writeFile(join(dir, 'rotator.env'), envFileText(env), { mode: 0o600 });
     const args = ['--config', 'rotation.yaml', '--dotenv', 'rotator.env'];
     // The tokens that are not due are already deployed, as they would be: their first run adopts them.
