@@ -6,13 +6,16 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'coverage/', 'node_modules/', 'reports/', '.stryker-tmp/'] },
+  { ignores: ['**/dist/', 'coverage/', '**/node_modules/', 'reports/', '.stryker-tmp/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
     languageOptions: {
       globals: globals.node,
-      parserOptions: { projectService: { allowDefaultProject: ['*.js', 'bench/*.mjs'] }, tsconfigRootDir: import.meta.dirname },
+      parserOptions: {
+        projectService: { allowDefaultProject: ['*.js', 'bench/*.mjs', 'test/hooks/*.mjs'] },
+        tsconfigRootDir: import.meta.dirname,
+      },
     },
     plugins: { 'simple-import-sort': simpleImportSort },
     rules: {

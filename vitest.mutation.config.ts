@@ -1,8 +1,12 @@
 import { defineConfig } from 'vitest/config';
 
+import { packageAliases } from './vitest.config.js';
+
 // The tests mutation testing runs: those that import src/ and finish in milliseconds (fakes, real
 // files, real local servers in-process). Tests of the built CLI cannot see a mutant (they run dist/).
 export default defineConfig({
+  // api-client and oauth start the emulator: from its sources, as in the main configuration.
+  resolve: { alias: packageAliases },
   test: {
     include: [
       'test/unit/**/*.test.ts',

@@ -4,14 +4,13 @@
 // Part of npm run bench (bench/run.mjs); `node bench/kubernetes-request-floor.mjs` runs it alone.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 
 import { stringify } from 'yaml';
 
-import { childEnv, QUICK, ROOT, rotatorFolder, runCli, runStandalone, seedTokens, startCountedEmulator } from './lib.mjs';
+import { childEnv, QUICK, rotatorFolder, runCli, runStandalone, seedTokens, startCountedEmulator } from './lib.mjs';
 
 export async function kubernetesRequestFloor({ count }) {
-  const { startKubernetesDouble } = await import(pathToFileURL(join(ROOT, 'dist/emulator/kubernetes/index.js')).href);
+  const { startKubernetesDouble } = await import('token-rotator-kubernetes-double');
   const { emulator } = await startCountedEmulator();
   const double = await startKubernetesDouble({ namespaces: ['apps', 'token-rotator'] });
   const tokens = seedTokens(emulator, count, { due: 0, prefix: 'k8s' });

@@ -7,7 +7,6 @@
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 
 import { stringify } from 'yaml';
 
@@ -19,7 +18,6 @@ import {
   mb,
   metricsOf,
   QUICK,
-  ROOT,
   rotatorFolder,
   rssOf,
   runStandalone,
@@ -64,7 +62,7 @@ async function idleRss(emulator, token, shape, { settleMs, samples, everyMs }) {
 }
 
 export async function kubernetesSidecar({ settleMs = 10_000, samples = 3, everyMs = 3000 } = {}) {
-  const { startKubernetesDouble } = await import(pathToFileURL(join(ROOT, 'dist/emulator/kubernetes/index.js')).href);
+  const { startKubernetesDouble } = await import('token-rotator-kubernetes-double');
   const { emulator } = await startCountedEmulator();
   const double = await startKubernetesDouble({ namespaces: ['apps', 'token-rotator'] });
   double.objects.put({

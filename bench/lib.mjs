@@ -22,13 +22,8 @@ export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 export const mb = (bytes) => (bytes / 1024 / 1024).toFixed(1);
 export const sec = (ms) => (ms / 1000).toFixed(2);
 
-/** The emulator's module; another engineer may move the emulator's CLI entry, not this file. */
-async function emulatorModule() {
-  for (const path of ['dist/emulator/start-emulator.js', 'dist/emulator/index.js']) {
-    if (existsSync(join(ROOT, path))) return import(pathToFileURL(join(ROOT, path)).href);
-  }
-  throw new Error('dist/emulator/start-emulator.js not found: run npm run build');
-}
+/** The emulator's package (built by npm run build:all), loaded when a benchmark first needs it. */
+const emulatorModule = () => import('token-rotator-emulator');
 
 // ---------------------------------------------------------------------------------------------
 // Every request an emulator serves, counted by its port. The emulator's server is a node:http
@@ -173,7 +168,7 @@ export async function rotatorFolder(emulator, tokens, { defaults = {}, deployed 
 }
 
 export async function writeEnvFile(file, env) {
-  const { envFileText } = await import(pathToFileURL(join(ROOT, 'dist/emulator/env-file-text.js')).href);
+  const { envFileText } = await emulatorModule();
   await writeFile(file, envFileText(env), { mode: 0o600 });
 }
 

@@ -4,11 +4,11 @@
 // Start-up reads a few chunks instead of hundreds of files under node_modules.
 //
 //   node scripts/bundle.mjs               after tsc (npm run build): overwrites tsc's dist/cli/main.js;
-//                                         the rest of tsc's output stays for the emulator, the demo,
-//                                         the bench and the test hooks, which the CLI finds by URL.
+//                                         the rest of tsc's output stays for the bench and the tests.
 //   node scripts/bundle.mjs --production [--outdir DIR]
 //                                         the image's build: a clean dist/ (or DIR) with the bundle
-//                                         alone, so no emulator, demo or test hooks (dist/testing).
+//                                         alone. The emulator, the Kubernetes double and the demo are
+//                                         workspace packages (packages/), which src never imports.
 //
 // Source maps are linked and carry the sources: NODE_OPTIONS=--enable-source-maps maps a stack trace
 // back to src/ (not on by default: parsing the maps costs start-up). dist/bundle-meta.json (esbuild's
@@ -29,9 +29,9 @@ const { version } = JSON.parse(await readFile(new URL('package.json', root), 'ut
 /**
  * Left to node_modules: the cloud SDKs (loaded only by their sink clients; google-gax reads proto
  * files next to its code), pino and pino-pretty (loaded through createRequire, and pino starts its
- * transports from files by path), and oidc-provider (the emulator's, never the CLI's). commander as
- * well: in a development build the emulator's program (tsc output, loaded by URL) adds its commands to
- * the CLI's program, so both must use the same commander.
+ * transports from files by path), and oidc-provider (the emulator's, never the CLI's: kept here so
+ * that a stray import of it fails the build's tests instead of being bundled). commander as well:
+ * bundling it changes start-up, which is measured and left for its own change.
  */
 export const EXTERNAL = [
   '@aws-sdk/*',

@@ -30,7 +30,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-[ -f dist/emulator/main.js ] || npm run build >/dev/null
+[ -f packages/emulator/dist/main.js ] || npm run build:all >/dev/null
 container="$(buildah from --pull-never "$IMAGE_TAG")"
 buildah inspect --type image "$IMAGE_TAG" >"$work/image.json"
 # config <field>: a field of the image's OCI config, an array one element a line.
@@ -41,10 +41,11 @@ mapfile -t entrypoint < <(config Entrypoint)
 
 # --- What is in the image (its root file system, before anything runs in it) ---
 rootfs="$(buildah mount "$container")"
-for path in /app/dist/emulator /app/dist/demo /app/dist/testing /app/node_modules/oidc-provider; do
+for path in /app/packages /app/node_modules/token-rotator-emulator /app/node_modules/token-rotator-kubernetes-double \
+  /app/node_modules/token-rotator-demo /app/node_modules/oidc-provider; do
   [ ! -e "$rootfs$path" ] || fail "$path is in the image"
 done
-ok "no emulator, demo, test hooks (dist/testing) or OAuth server (oidc-provider) in the image"
+ok "no emulator, Kubernetes double, demo or OAuth server (oidc-provider) in the image"
 
 # Nothing of this machine's npm settings or CAs: no npmrc, no secrets folder, and no certificate of
 # the CA bundle npm trusts here that Node does not ship itself (a TLS proxy's CA, say).
@@ -85,7 +86,7 @@ tokens:
     sinks:
       - { type: file, path: /secrets/ingest-prod.token }
 YAML
-"$node" dist/emulator/main.js --port 0 --seed "$work/seed.yaml" --env-out "$work/etc/emulator.env" >"$work/emulator.log" 2>&1 &
+"$node" packages/emulator/dist/main.js --port 0 --seed "$work/seed.yaml" --env-out "$work/etc/emulator.env" >"$work/emulator.log" 2>&1 &
 emulator=$!
 timeout 30 sh -c "until [ -s '$work/etc/emulator.env' ]; do sleep 0.1; done" || fail "the emulator did not start: $(cat "$work/emulator.log")"
 chown -R 1000:1000 "$work/etc" "$work/state" "$work/secrets"
@@ -135,8 +136,8 @@ if [ "$name" != ingest-prod ] || [ "$new_id" = "$id" ]; then fail "rotate did no
 ok "ROTATOR_TEST_FAILPOINT is ignored (rotate completed: $new_id)"
 
 if run "$work/emulator-cmd.out" emulator --port 0; then fail "the emulator command ran in the image"; fi
-grep -q 'is not part of this installation' "$work/emulator-cmd.out" || fail "emulator: $(cat "$work/emulator-cmd.out")"
-ok "the emulator command says it is not part of the image"
+grep -q 'is its own program: npx token-rotator-emulator' "$work/emulator-cmd.out" || fail "emulator: $(cat "$work/emulator-cmd.out")"
+ok "the emulator command says that the emulator is its own program"
 
 # Every package specifier of dist/ loads in the image, as uid 1000 (the script in the throwaway
 # container's layer, not in the image).

@@ -1,5 +1,3 @@
-import { existsSync } from 'node:fs';
-
 import { Argument, Command, CommanderError, Option } from 'commander';
 
 import { ConfigError, RotatorError } from '../errors.js';
@@ -13,22 +11,6 @@ import { type CliIo, EXIT } from './io.js';
 import type { GlobalOptions } from './load-runtime.js';
 import { oneShotLogLevel, VERBOSE_HELP } from './one-shot-log-level.js';
 import { DEFAULT_POLICY_PATH } from './policy-path.js';
-
-/**
- * The emulator is a development tool with its own entry point (`token-rotator-emulator`); the
- * production image leaves it out. Here it is loaded only when asked for, and only where it exists.
- */
-const EMULATOR_PROGRAM = new URL('../emulator/cli/emulator-program.js', import.meta.url);
-
-/** The shape of src/emulator/cli/emulator-program.ts, not imported: a production build must not compile it in. */
-interface EmulatorProgram {
-  defineEmulatorCommand(command: Command, io: CliIo, done: (exitCode: number) => void): Command;
-}
-
-async function emulatorProgram(): Promise<EmulatorProgram | undefined> {
-  if (!existsSync(EMULATOR_PROGRAM)) return undefined;
-  return (await import(EMULATOR_PROGRAM.href)) as EmulatorProgram;
-}
 
 /**
  * Node.js reads `--env-file` wherever it appears in argv, before this code runs: a missing file ends
@@ -210,30 +192,19 @@ export async function run(argv: string[], given: CliIo): Promise<number> {
       exitCode = await rbacCommand({ ...global(), ...options }, io);
     });
 
+  // The emulator is its own program (npm package token-rotator-emulator): the product neither ships
+  // nor loads it. The command stays listed, so that whoever looks for it here is told where it is.
   const emulator = program
     .command('emulator')
-    .description(
-      'serve a local double of the token service and its OAuth server, for demos and CI (a development tool: also token-rotator-emulator)',
-    );
-  // Its options live with it; loaded only when the command line names it (or a completion script is made).
-  const emulatorCli = argv.includes('emulator') || argv.includes('completion') ? await emulatorProgram() : undefined;
-  if (emulatorCli) {
-    emulatorCli.defineEmulatorCommand(emulator, io, (code) => (exitCode = code));
-  } else {
-    emulator
-      .helpOption(false)
-      .allowUnknownOption()
-      .allowExcessArguments()
-      .action(() => {
-        throw new ConfigError([
-          {
-            path: 'emulator',
-            message:
-              'is not part of this installation (the container image leaves the test bench out); run it from an npm install or a checkout: npx token-rotator-emulator',
-          },
-        ]);
-      });
-  }
+    .description('serve a local double of the token service and its OAuth server: its own program, npx token-rotator-emulator')
+    .helpOption(false)
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .action(() => {
+      throw new ConfigError([
+        { path: 'emulator', message: 'is its own program: npx token-rotator-emulator (npm package token-rotator-emulator)' },
+      ]);
+    });
 
   program
     .command('completion')
@@ -243,7 +214,9 @@ export async function run(argv: string[], given: CliIo): Promise<number> {
       io.stdout.write(completionScript(shell, program));
     });
 
-  for (const command of program.commands) command.addHelpText('after', () => commandHelp(command.name() as HelpedCommand));
+  for (const command of program.commands) {
+    if (command !== emulator) command.addHelpText('after', () => commandHelp(command.name() as HelpedCommand));
+  }
 
   try {
     refuseNodeOptions(argv);

@@ -1,5 +1,3 @@
-import { existsSync } from 'node:fs';
-
 import { describeSkew, type ServiceClock, serviceClock, SKEW_WARNING_MS } from '../api/service-clock.js';
 import { createTokenServiceClient } from '../api/token-service-client.js';
 import { createAccessTokenSource } from '../auth/create-access-token-source.js';
@@ -20,21 +18,23 @@ import type { StateStore } from '../state/state-store.js';
 import { openState } from './open-state.js';
 
 /**
- * The test hook that kills the process at a protocol step (`ROTATOR_TEST_FAILPOINT=step[:n]`, see
- * src/testing/failpoint.ts). Its module is not in a production build, so there the variable cannot
- * reach it: loaded only when the variable is set and the module exists.
+ * Where a test preload (test/hooks/failpoint.mjs, `node --import`) puts the hook that kills the
+ * process at a protocol step (`ROTATOR_TEST_FAILPOINT=step[:n]`). No build of the product contains
+ * the hook, and nothing here loads code: without the preload the variable does nothing.
  */
-const FAILPOINT_MODULE = new URL('../testing/failpoint.js', import.meta.url);
+const FAILPOINT_SEAM = Symbol.for('token-rotator.test-failpoint');
 
-async function failpointFrom(env: Env, logger: Logger): Promise<((step: Failpoint) => void) | undefined> {
+type FailpointFactory = (spec: string) => (step: Failpoint) => void;
+
+function failpointFrom(env: Env, logger: Logger): ((step: Failpoint) => void) | undefined {
   const spec = env.ROTATOR_TEST_FAILPOINT;
   if (!spec) return undefined;
-  if (!existsSync(FAILPOINT_MODULE)) {
-    logger.warn('ROTATOR_TEST_FAILPOINT is ignored: this is a production build, without test hooks');
+  const factory = (globalThis as Record<symbol, unknown>)[FAILPOINT_SEAM];
+  if (typeof factory !== 'function') {
+    logger.warn('ROTATOR_TEST_FAILPOINT is ignored: it works only with the test preload (test/hooks/failpoint.mjs)');
     return undefined;
   }
-  const { failpointFrom: fromSpec } = (await import(FAILPOINT_MODULE.href)) as { failpointFrom(spec: string): (step: Failpoint) => void };
-  return fromSpec(spec);
+  return (factory as FailpointFactory)(spec);
 }
 
 export interface DepsHooks {
@@ -117,7 +117,7 @@ export async function openRotationDeps(
   const sinks = openSinkSet(sinkTypesByName, { logger, env, reference });
   // Restart times are this machine's, as `kubectl rollout restart` would write them.
   const runReloads = openReloads({ logger, env, clock, reference });
-  const failpoint = await failpointFrom(env, logger);
+  const failpoint = failpointFrom(env, logger);
   const deps: RotationDeps = {
     api,
     state: recordingServiceClock(backend.state, service),

@@ -1,8 +1,8 @@
 import { rm } from 'node:fs/promises';
 
+import { type Emulator, type EmulatorOptions, startEmulator } from 'token-rotator-emulator';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 
-import { type Emulator, type EmulatorOptions, startEmulator } from '../../src/emulator/start-emulator.js';
 import { type CliResult, emulatorSecrets, leakCheckedOutputs, runCli, writeEmulatorEnv } from './cli.js';
 import { expectNoLeak } from './leaks.js';
 import { makeTempDir } from './temp-dir.js';

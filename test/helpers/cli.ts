@@ -3,13 +3,20 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 
+import { type Emulator, envFileText } from 'token-rotator-emulator';
 import { expect } from 'vitest';
 import { stringify } from 'yaml';
 
-import { envFileText } from '../../src/emulator/env-file-text.js';
-import type { Emulator } from '../../src/emulator/start-emulator.js';
-
 export const CLI = resolve(import.meta.dirname, '../../dist/cli/main.js');
+/** The emulator's own program, as its package builds it (`npm run build:all`). */
+export const EMULATOR_CLI = resolve(import.meta.dirname, '../../packages/emulator/dist/main.js');
+/** The preload that gives a child the crash hook ROTATOR_TEST_FAILPOINT asks for; no build has it. */
+export const FAILPOINT_PRELOAD = resolve(import.meta.dirname, '../hooks/failpoint.mjs');
+
+/** Node's arguments for a child running `program`: the failpoint preload when its env asks for one. */
+function nodeArgs(program: string, args: string[], env: Record<string, string> | undefined): string[] {
+  return [...(env?.ROTATOR_TEST_FAILPOINT ? ['--import', FAILPOINT_PRELOAD] : []), program, ...args];
+}
 
 export interface CliResult {
   code: number;
@@ -23,8 +30,9 @@ export interface CliResult {
 export function startCli(
   args: string[],
   options: { cwd: string; env?: Record<string, string> },
+  program = CLI,
 ): { child: ChildProcess; done: Promise<CliResult> } {
-  const child = spawn(process.execPath, [CLI, ...args], {
+  const child = spawn(process.execPath, nodeArgs(program, args, options.env), {
     cwd: options.cwd,
     env: { PATH: process.env.PATH ?? '', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -40,11 +48,11 @@ export function startCli(
 }
 
 /** Runs the built CLI as a user would; asynchronous, so an in-process emulator keeps serving. */
-export function runCli(args: string[], options: { cwd: string; env?: Record<string, string> }): Promise<CliResult> {
+export function runCli(args: string[], options: { cwd: string; env?: Record<string, string> }, program = CLI): Promise<CliResult> {
   return new Promise((done) => {
     execFile(
       process.execPath,
-      [CLI, ...args],
+      nodeArgs(program, args, options.env),
       // Only what the test gives: a developer's own ROTATOR_* variables must not leak in.
       { cwd: options.cwd, env: { PATH: process.env.PATH ?? '', ...options.env }, timeout: 60_000 },
       (error, stdout, stderr) => {
@@ -53,6 +61,19 @@ export function runCli(args: string[], options: { cwd: string; env?: Record<stri
       },
     );
   });
+}
+
+/** Runs the emulator's own program (`token-rotator-emulator`), as runCli runs the product's. */
+export function runEmulator(args: string[], options: { cwd: string; env?: Record<string, string> }): Promise<CliResult> {
+  return runCli(args, options, EMULATOR_CLI);
+}
+
+/** Starts the emulator's own program and hands back the process, for tests that stop it. */
+export function startEmulatorCli(
+  args: string[],
+  options: { cwd: string; env?: Record<string, string> },
+): { child: ChildProcess; done: Promise<CliResult> } {
+  return startCli(args, options, EMULATOR_CLI);
 }
 
 /**

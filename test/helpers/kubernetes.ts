@@ -1,9 +1,9 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
+import { type KubernetesDouble, startKubernetesDouble } from 'token-rotator-kubernetes-double';
 import { afterAll, beforeAll } from 'vitest';
 
-import { type KubernetesDouble, startKubernetesDouble } from '../../src/emulator/kubernetes/index.js';
 import { type CliFixture, useCliFixture } from './cli-fixture.js';
 import { makeTempDir } from './temp-dir.js';
 

@@ -2,12 +2,13 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 
+import type { Emulator } from 'token-rotator-emulator';
+
 import type { RateLimitPacer } from '../../src/api/rate-limit-pacer.js';
 import { createTokenServiceClient } from '../../src/api/token-service-client.js';
 import type { AccessTokenSource } from '../../src/auth/access-token-source.js';
 import { oauthClientCredentials } from '../../src/auth/oauth-client-credentials.js';
 import { type Clock, systemClock } from '../../src/clock.js';
-import type { Emulator } from '../../src/emulator/start-emulator.js';
 import { createLogger } from '../../src/log/logger.js';
 import { Secret } from '../../src/secret.js';
 

@@ -1,7 +1,7 @@
+import { type Emulator, startEmulator } from 'token-rotator-emulator';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import type { RegeneratedToken } from '../../src/api/token-service-client.js';
-import { type Emulator, startEmulator } from '../../src/emulator/start-emulator.js';
 import { ApiError, RegenerateAnswerUnusableError, RegenerateOutcomeUnknownError } from '../../src/errors.js';
 import { expectNoLeak } from '../helpers/leaks.js';
 import { emulatorClient } from '../helpers/rotator-client.js';

@@ -1,13 +1,13 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
+import { type Emulator, startEmulator } from 'token-rotator-emulator';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
 import { fixedClock } from '../../src/clock.js';
 import { openRotationDeps } from '../../src/compose/rotation-deps.js';
 import { readEnvironment, readSettings } from '../../src/config/env.js';
 import { parsePolicy } from '../../src/config/load-policy.js';
-import { type Emulator, startEmulator } from '../../src/emulator/start-emulator.js';
 import { createLogger } from '../../src/log/logger.js';
 import { rotateToken } from '../../src/rotation/rotate-token.js';
 import { writeEmulatorEnv } from '../helpers/cli.js';

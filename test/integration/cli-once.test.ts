@@ -2,9 +2,9 @@ import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 
+import { startEmulator } from 'token-rotator-emulator';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
-import { startEmulator } from '../../src/emulator/start-emulator.js';
 import { type CliResult, runCli, seedSink, startCli, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
 import { journalEntry } from '../helpers/journal-entries.js';
@@ -317,7 +317,7 @@ describe('configuration and usage errors', () => {
   it.each([
     [['frobnicate'], 2],
     [['once', '--no-such-flag'], 2],
-    [['emulator', '--port', 'http'], 2],
+    [['emulator', '--port', '0'], 2],
     [['--help'], 0],
   ])('exits %j -> %i', async (args, code) => {
     expect((await runCli(args, { cwd: dir })).code).toBe(code);

@@ -51,7 +51,6 @@ describe('shell completion', () => {
     expect(await complete('pl')).toEqual(['plan']);
     expect(await complete('rotate', '--re')).toEqual(['--revoke-now', '--reason']);
     expect(await complete('daemon', '--li')).toEqual(['--listen']);
-    expect(await complete('emulator', '--se')).toEqual(['--seed']);
     expect(await complete('--log-format', '')).toEqual(['auto', 'json', 'pretty']);
     expect(await complete('completion', 'f')).toEqual(['fish']);
   });

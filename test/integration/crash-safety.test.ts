@@ -1,9 +1,9 @@
 import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
+import type { FaultAction } from 'token-rotator-emulator';
 import { describe, expect, it } from 'vitest';
 
-import type { FaultAction } from '../../src/emulator/faults.js';
 import { type CliResult, emulatorSecrets, runCli, startCli, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
 import { journalEntry } from '../helpers/journal-entries.js';

@@ -5,15 +5,15 @@ import { promisify } from 'node:util';
 
 import { expect, it } from 'vitest';
 
-import { runCli, startCli, writePolicy } from '../helpers/cli.js';
+import { runCli, startEmulatorCli, writePolicy } from '../helpers/cli.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const run = promisify(execFile);
 
-it('emulator --kubernetes serves an API double that token-rotator and kubectl both use through the kubeconfig it writes', async () => {
+it('token-rotator-emulator --kubernetes serves an API double that token-rotator and kubectl both use through the kubeconfig it writes', async () => {
   const dir = await makeTempDir();
   await writeFile(join(dir, 'seed.yaml'), 'tokens:\n  - { id: tok-ingest, name: ingest, expiresIn: 2d }\n');
-  const emulator = startCli(['emulator', '--seed', 'seed.yaml', '--env-out', 'emulator.env', '--kubernetes', 'kubeconfig'], { cwd: dir });
+  const emulator = startEmulatorCli(['--seed', 'seed.yaml', '--env-out', 'emulator.env', '--kubernetes', 'kubeconfig'], { cwd: dir });
   try {
     await expect.poll(() => readFile(join(dir, 'emulator.env'), 'utf8').catch(() => ''), { timeout: 20_000 }).toContain('KUBECONFIG=');
     expect((await stat(join(dir, 'kubeconfig'))).mode & 0o777).toBe(0o600);

@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { access, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
+import { envFileText } from 'token-rotator-emulator';
 import { describe, expect, it } from 'vitest';
 
-import { envFileText } from '../../src/emulator/env-file-text.js';
 import { writePushProgram } from '../doubles/exec/push-program.js';
 import { type CliResult, runCli, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';

@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
+import { type Emulator, startEmulator } from 'token-rotator-emulator';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { systemClock } from '../../src/clock.js';
@@ -9,7 +10,6 @@ import { openRotationDeps } from '../../src/compose/rotation-deps.js';
 import { readEnvironment, readSettings } from '../../src/config/env.js';
 import { parsePolicy } from '../../src/config/load-policy.js';
 import type { Policy } from '../../src/config/types.js';
-import { type Emulator, startEmulator } from '../../src/emulator/start-emulator.js';
 import { needsAttention } from '../../src/rotation/outcome.js';
 import { runOnce } from '../../src/rotation/run-once.js';
 import { createShutdown, exitCodeForStop, SAME_STOP_WITHIN_MS, stopOnSignals } from '../../src/rotation/shutdown.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { type CliResult, runCli, writePolicy } from '../helpers/cli.js';
+import { type CliResult, runCli, runEmulator, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
 
 /**
@@ -119,7 +119,7 @@ describe('a hostile or careless policy', () => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
     const port = (taken.address() as AddressInfo).port;
-    const result = await runCli(['emulator', '--port', String(port)], { cwd: fx.dir });
+    const result = await runEmulator(['--port', String(port)], { cwd: fx.dir });
     fx.results.push(result);
     await new Promise<void>((resolve) => taken.close(() => resolve()));
     expectRefused(result, new RegExp(`--port: cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use`));

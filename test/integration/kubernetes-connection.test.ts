@@ -1,11 +1,10 @@
 import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
+import { type KubernetesDouble, startKubernetesDouble } from 'token-rotator-kubernetes-double';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 
-import type { KubernetesDouble } from '../../src/emulator/kubernetes/index.js';
-import { startKubernetesDouble } from '../../src/emulator/kubernetes/index.js';
 import { createKubernetesClient, LIST_PAGE_SIZE } from '../../src/kubernetes/client.js';
 import { resolveConnection } from '../../src/kubernetes/connection.js';
 import { silentLogger } from '../fakes/fake-deps.js';

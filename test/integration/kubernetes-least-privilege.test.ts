@@ -1,7 +1,7 @@
+import type { JsonObject } from 'token-rotator-kubernetes-double';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 
-import type { JsonObject } from '../../src/emulator/kubernetes/index.js';
 import { type CliResult, runCli, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
 import { type KubernetesHere, kubernetesHere, restartedAt, secretData, seedDeployment } from '../helpers/kubernetes.js';

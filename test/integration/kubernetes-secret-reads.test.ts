@@ -1,8 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 
+import type { RecordedKubeRequest } from 'token-rotator-kubernetes-double';
 import { afterEach, describe, expect, it } from 'vitest';
 
-import type { RecordedKubeRequest } from '../../src/emulator/kubernetes/index.js';
 import { type CliResult, runCli, startCli, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
 import { secretData, useKubernetesDouble } from '../helpers/kubernetes.js';

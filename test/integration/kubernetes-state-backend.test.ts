@@ -1,9 +1,9 @@
 import { rm } from 'node:fs/promises';
 
+import type { JsonObject } from 'token-rotator-kubernetes-double';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 import { systemClock } from '../../src/clock.js';
-import type { JsonObject } from '../../src/emulator/kubernetes/index.js';
 import { KubernetesError } from '../../src/errors.js';
 import { createKubernetesClient, type KubernetesClient } from '../../src/kubernetes/client.js';
 import { resolveConnection } from '../../src/kubernetes/connection.js';

@@ -2,6 +2,7 @@ import { readFile, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 
 import { parser } from '@prometheus-io/lezer-promql';
+import { type Emulator, startEmulator } from 'token-rotator-emulator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 
@@ -9,7 +10,6 @@ import { systemClock } from '../../src/clock.js';
 import { readEnvironment, readSettings } from '../../src/config/env.js';
 import { parsePolicy } from '../../src/config/load-policy.js';
 import { type Daemon, startDaemon } from '../../src/daemon/start-daemon.js';
-import { type Emulator, startEmulator } from '../../src/emulator/start-emulator.js';
 import { createLogger } from '../../src/log/logger.js';
 import { seedSink, writeEmulatorEnv } from '../helpers/cli.js';
 import { renderKustomization } from '../helpers/kustomize.js';

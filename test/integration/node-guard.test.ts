@@ -29,7 +29,7 @@ describe('on a Node.js older than 22.12 (the system Node of this machine)', () =
   it.for([
     ['token-rotator', 'dist/cli/main.js', ['once', '--config', 'rotation.yaml']],
     ['token-rotator', 'dist/cli/main.js', ['daemon', '--help']],
-    ['token-rotator-emulator', 'dist/emulator/main.js', ['--help']],
+    ['token-rotator-emulator', 'packages/emulator/dist/main.js', ['--help']],
   ] as const)('%s (%s %s) says the same, whatever it was asked', async ([program, bin, args], ctx) => {
     ctx.skip(!old, NO_OLD_NODE);
     expect(await runOn(old!.path, [bin, ...args])).toEqual({ code: 2, stdout: '', stderr: refusalOf(program, old!) });
@@ -41,7 +41,7 @@ describe('on a supported Node.js (the one running the tests)', () => {
     const version = await runOn(process.execPath, ['dist/cli/main.js', '--version']);
     expect(version).toMatchObject({ code: 0, stderr: '' });
     expect(version.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
-    const emulator = await runOn(process.execPath, ['dist/emulator/main.js', '--help']);
+    const emulator = await runOn(process.execPath, ['packages/emulator/dist/main.js', '--help']);
     expect(emulator.code).toBe(0);
     expect(emulator.stdout).toMatch(/^Usage: token-rotator-emulator/);
   });

@@ -2,9 +2,9 @@ import { rm, unlink } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 
+import { type Emulator, startEmulator } from 'token-rotator-emulator';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
-import { type Emulator, startEmulator } from '../../src/emulator/start-emulator.js';
 import { emulatorSecrets, leakCheckedOutputs, runCli, writeEmulatorEnv, writePolicy } from '../helpers/cli.js';
 import { expectNoLeak } from '../helpers/leaks.js';
 import { startRecorder } from '../helpers/recorder.js';

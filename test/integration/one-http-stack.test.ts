@@ -3,9 +3,9 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 
+import { envFileText } from 'token-rotator-emulator';
 import { describe, expect, it } from 'vitest';
 
-import { envFileText } from '../../src/emulator/env-file-text.js';
 import { runCli, writeTokenPolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
 

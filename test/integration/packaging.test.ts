@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { runCli, seedSink, writePolicy } from '../helpers/cli.js';
+import { FAILPOINT_PRELOAD, runCli, seedSink, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';
 import { installTarball, packCheckout, type Tarball } from '../helpers/npm-tarball.js';
 import { NO_OLD_NODE, oldNodeOnPath, refusalOf } from '../helpers/old-node.js';
@@ -53,13 +53,29 @@ const packageJson = async () =>
     files: string[];
   };
 
+/**
+ * The sources, named by the source maps and the bundle's metafile under `dist`, that come from the
+ * workspace packages (the emulator, the Kubernetes double, the demo): what the product is built from,
+ * read from the build itself rather than from a list of file names.
+ */
+async function packagedSources(dist: string): Promise<string[]> {
+  const { stdout } = await run('find', [dist, '-type', 'f', '(', '-name', '*.map', '-o', '-name', 'bundle-meta.json', ')']);
+  const found: string[] = [];
+  for (const file of stdout.split('\n').filter(Boolean)) {
+    const json = JSON.parse(await readFile(file, 'utf8')) as { sources?: string[]; inputs?: Record<string, unknown> };
+    const sources = [...(json.sources ?? []), ...Object.keys(json.inputs ?? {})];
+    found.push(...sources.filter((source) => /(^|\/)(packages\/|node_modules\/token-rotator-)/.test(source)));
+  }
+  return found;
+}
+
 /** sha256 of the Apache License 2.0 as the ASF publishes it (LICENSE-2.0.txt), unchanged. */
 const APACHE_2_0_SHA256 = 'cfc7749b96f63bd31c3c42b5c471bf756814053e847c10f3eb003417bc523d30';
 
 describe('the production build', () => {
-  it('has neither the emulator, nor the demo, nor the test hooks, nor anything that imports oidc-provider', async () => {
-    for (const folder of ['emulator', 'demo', 'testing']) expect(existsSync(join(production, 'dist', folder)), folder).toBe(false);
+  it('has nothing of the emulator, the Kubernetes double or the demo, nor anything that imports oidc-provider', async () => {
     expect(existsSync(join(production, 'dist/cli/main.js'))).toBe(true);
+    expect(await packagedSources(join(production, 'dist'))).toEqual([]);
     const { stdout } = await run('grep', ['-rl', 'oidc-provider', join(production, 'dist')]).catch(() => ({ stdout: '' }));
     expect(stdout).toBe('');
   });
@@ -125,11 +141,11 @@ describe('the production build', () => {
     expect(validated.stderr).not.toMatch(/writing cache for/);
   });
 
-  it('says the emulator is not part of it, with exit 2', async () => {
+  it('says, as the checkout’s build does, that the emulator is its own program, with exit 2', async () => {
     const dir = await makeTempDir();
     const checkout = await runCli(['emulator', '--help'], { cwd: dir });
-    expect(checkout.code, 'a development build still has it').toBe(0);
-    expect(checkout.stdout).toContain('--seed <file>');
+    expect(checkout.code).toBe(2);
+    expect(checkout.stderr).toContain('emulator: is its own program: npx token-rotator-emulator');
     const shipped = await new Promise<{ code: number; stderr: string }>((done) =>
       execFile(
         process.execPath,
@@ -139,25 +155,22 @@ describe('the production build', () => {
       ),
     );
     expect(shipped.code).toBe(2);
-    expect(shipped.stderr).toMatch(/emulator: is not part of this installation/);
+    expect(shipped.stderr).toBe(checkout.stderr);
     await rm(dir, { recursive: true, force: true });
   });
 });
 
 describe('the package', () => {
-  it('keeps oidc-provider out of the runtime dependencies, and ships the emulator as its own program', async () => {
-    const pkg = await packageJson();
-    expect(pkg.dependencies['oidc-provider']).toBeUndefined();
-    expect(pkg.optionalDependencies?.['oidc-provider']).toBeDefined();
-    expect(pkg.bin['token-rotator-emulator']).toBe('dist/emulator/main.js');
-    expect(existsSync(join(root, pkg.bin['token-rotator-emulator']!))).toBe(true);
-    expect(pkg.files).toContain('!dist/testing');
-  });
-
-  it('runs the emulator as token-rotator-emulator', async () => {
-    const result = await run(process.execPath, [join(root, 'dist/emulator/main.js'), '--help']);
-    expect(result.stdout).toMatch(/^Usage: token-rotator-emulator \[options\]/);
-    expect(result.stdout).toContain('--env-out <file>');
+  it('depends on neither oidc-provider nor the emulator in any way, and has one program', async () => {
+    const pkg = (await packageJson()) as unknown as Record<string, unknown>;
+    for (const field of ['dependencies', 'optionalDependencies', 'peerDependencies', 'devDependencies', 'bundleDependencies']) {
+      const names = Object.keys((pkg[field] as Record<string, string> | undefined) ?? {});
+      expect(
+        names.filter((name) => name === 'oidc-provider' || name.startsWith('token-rotator-')),
+        field,
+      ).toEqual([]);
+    }
+    expect(Object.keys(pkg.bin as Record<string, string>)).toEqual(['token-rotator']);
   });
 });
 
@@ -201,8 +214,15 @@ describe('the npm tarball', () => {
     for (const target of Object.values(pkg.exports)) expect(paths, target).toContain(target.replace(/^\.\//, ''));
   });
 
-  it('ships no source, tests, demo or test hooks', () => {
-    expect([...paths].filter((path) => /^(src|test|bench|scripts|dist\/testing|dist\/demo)\//.test(path))).toEqual([]);
+  it('ships no source, tests, bench or scripts', () => {
+    expect([...paths].filter((path) => /^(src|test|bench|scripts|packages)\//.test(path))).toEqual([]);
+  });
+
+  it('ships nothing of the emulator, the Kubernetes double or the demo, and nothing that names oidc-provider', async () => {
+    const shipped = join(installed, 'node_modules/token-rotator');
+    expect(await packagedSources(join(shipped, 'dist'))).toEqual([]);
+    const { stdout } = await run('grep', ['-rl', 'oidc-provider', shipped]).catch(() => ({ stdout: '' }));
+    expect(stdout).toBe('');
   });
 
   it('ships a source map beside each file of the bundle, carrying the source it maps', async () => {
@@ -222,13 +242,11 @@ describe('the npm tarball', () => {
     }
   });
 
-  it('installs from the tarball and its production dependencies alone, and both programs run', async () => {
+  it('installs from the tarball and its production dependencies alone, and token-rotator runs', async () => {
     const bin = join(installed, 'node_modules/.bin');
     const env = { PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` };
     const version = await run(join(bin, 'token-rotator'), ['--version'], { cwd: installed, env });
     expect(version.stdout).toBe(`${tarball.version}\n`);
-    const emulator = await run(join(bin, 'token-rotator-emulator'), ['--help'], { cwd: installed, env });
-    expect(emulator.stdout).toMatch(/^Usage: token-rotator-emulator \[options\]/);
     // A command that loads the policy schema, the YAML reader and the settings, on the shipped example.
     const validated = await run(
       join(bin, 'token-rotator'),
@@ -243,12 +261,12 @@ describe('the npm tarball', () => {
     expect(envelope.kind).toBe('Validation');
   });
 
-  it('installed, each program says which Node it needs when the first node on PATH is too old', async (ctx) => {
+  it('installed, token-rotator says which Node it needs when the first node on PATH is too old', async (ctx) => {
     const old = oldNodeOnPath();
     ctx.skip(!old, NO_OLD_NODE);
     // As on a machine with only that Node: the bins' `#!/usr/bin/env node` finds it first.
     const env = { PATH: `${dirname(old!.path)}:${process.env.PATH ?? ''}` };
-    for (const program of ['token-rotator', 'token-rotator-emulator']) {
+    for (const program of ['token-rotator']) {
       const result = await run(join(installed, 'node_modules/.bin', program), ['--version'], { cwd: installed, env }).then(
         () => ({ code: 0, stderr: '' }),
         (error: { code: number; stderr: string }) => ({ code: error.code, stderr: error.stderr }),
@@ -261,7 +279,7 @@ describe('the npm tarball', () => {
 describe('ROTATOR_TEST_FAILPOINT', () => {
   const fx = useCliFixture();
 
-  async function onceWithFailpoint(cli: string) {
+  async function onceWithFailpoint(cli: string, preload: string[] = []) {
     const token = fx.emulator.store.add({ name: 'ingest', expiresAt: new Date(Date.now() + DAY) });
     await seedSink(fx.dir, 'secrets/ingest.token', token.secret);
     await writePolicy(fx.dir, {
@@ -271,7 +289,7 @@ describe('ROTATOR_TEST_FAILPOINT', () => {
     return new Promise<{ code: number | null; signal: string | null; stderr: string }>((done) => {
       execFile(
         process.execPath,
-        [cli, 'once', '--config', 'rotation.yaml', '--dotenv', fx.envFile],
+        [...preload, cli, 'once', '--config', 'rotation.yaml', '--dotenv', fx.envFile],
         { cwd: fx.dir, env: { PATH: process.env.PATH ?? '', ROTATOR_TEST_FAILPOINT: 'staged' }, timeout: 30_000 },
         (error, stdout, stderr) => {
           fx.results.push({ code: typeof error?.code === 'number' ? error.code : 0, stdout, stderr });
@@ -281,11 +299,11 @@ describe('ROTATOR_TEST_FAILPOINT', () => {
     });
   }
 
-  it('kills a development build at the step it names', async () => {
-    expect((await onceWithFailpoint(join(root, 'dist/cli/main.js'))).signal).toBe('SIGKILL');
+  it('kills the CLI at the step it names when the test preload is loaded', async () => {
+    expect((await onceWithFailpoint(join(root, 'dist/cli/main.js'), ['--import', FAILPOINT_PRELOAD])).signal).toBe('SIGKILL');
   });
 
-  it('does nothing in the production build but say it is ignored', async () => {
+  it('does nothing without the test preload (the production build) but say it is ignored', async () => {
     const result = await onceWithFailpoint(join(production, 'dist/cli/main.js'));
     expect(result.signal).toBeNull();
     expect(result.code).toBe(0);

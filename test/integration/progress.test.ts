@@ -1,6 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
+import { startEmulator } from 'token-rotator-emulator';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { createTokenServiceClient } from '../../src/api/token-service-client.js';
@@ -8,7 +9,6 @@ import { type Clock, systemClock } from '../../src/clock.js';
 import { openRotationDeps } from '../../src/compose/rotation-deps.js';
 import { readEnvironment, readSettings } from '../../src/config/env.js';
 import { parsePolicy } from '../../src/config/load-policy.js';
-import { startEmulator } from '../../src/emulator/start-emulator.js';
 import { runOnce } from '../../src/rotation/run-once.js';
 import { runCli, seedSink, writeEmulatorEnv, writePolicy } from '../helpers/cli.js';
 import { useCliFixture } from '../helpers/cli-fixture.js';

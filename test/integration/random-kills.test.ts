@@ -1,9 +1,9 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
+import { type Emulator, startEmulator } from 'token-rotator-emulator';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
-import { type Emulator, startEmulator } from '../../src/emulator/start-emulator.js';
 import { type CliResult, emulatorSecrets, leakCheckedOutputs, runCli, startCli, writeEmulatorEnv, writePolicy } from '../helpers/cli.js';
 import { expectNoLeak } from '../helpers/leaks.js';
 import { seededRandom } from '../helpers/seeded-random.js';

@@ -42,7 +42,7 @@ beforeAll(async () => {
   await writeFile(
     join(bin, 'npx'),
     `#!/bin/sh\ncase "$1" in\n  token-rotator) shift; exec "${process.execPath}" "${root}/dist/cli/main.js" "$@" ;;\n` +
-      `  token-rotator-emulator) shift; exec "${process.execPath}" "${root}/dist/emulator/main.js" "$@" ;;\nesac\nexit 127\n`,
+      `  token-rotator-emulator) shift; exec "${process.execPath}" "${root}/packages/emulator/dist/main.js" "$@" ;;\nesac\nexit 127\n`,
   );
   await chmod(join(bin, 'npx'), 0o755);
 });

@@ -1,6 +1,6 @@
+import { type Emulator, startEmulator } from 'token-rotator-emulator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { type Emulator, startEmulator } from '../../src/emulator/start-emulator.js';
 import { rotateToken } from '../../src/rotation/rotate-token.js';
 import { DAY, openWorld, testPolicy } from '../fakes/fake-deps.js';
 import { memorySink } from '../fakes/memory-sink.js';

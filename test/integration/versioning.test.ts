@@ -13,6 +13,7 @@ const run = promisify(execFile);
 const versionOf = async (folder: string, file: string) =>
   (JSON.parse(await readFile(join(folder, file), 'utf8')) as { version: string }).version;
 const FIRST_VERSION_HEADING = /^## (\d+\.\d+\.\d+\S*)$/m;
+const PACKAGES = ['kubernetes-double', 'emulator', 'demo'];
 
 describe('versions and the changelog (Changesets)', () => {
   it("CHANGELOG.md's newest section is the version in package.json and package-lock.json", async () => {
@@ -30,6 +31,11 @@ describe('versions and the changelog (Changesets)', () => {
       await mkdir(join(copy, '.changeset'));
       for (const file of ['package.json', 'package-lock.json', 'CHANGELOG.md', '.changeset/config.json'])
         await copyFile(join(root, file), join(copy, file));
+      // The workspaces' manifests: Changesets versions the published ones with the product (fixed).
+      for (const name of PACKAGES) {
+        await mkdir(join(copy, 'packages', name), { recursive: true });
+        await copyFile(join(root, 'packages', name, 'package.json'), join(copy, 'packages', name, 'package.json'));
+      }
       await symlink(join(root, 'node_modules'), join(copy, 'node_modules'), 'dir');
       // Copied, not linked: the scripts work on the checkout they are in (version-packages syncs the
       // base's image tag), and must not touch this one.
@@ -51,6 +57,10 @@ describe('versions and the changelog (Changesets)', () => {
       expect(await versionOf(copy, 'package.json')).toBe(next);
       expect(await versionOf(copy, 'package-lock.json')).toBe(next);
       expect(await readdir(join(copy, '.changeset'))).toEqual(['config.json']);
+      // The emulator and its Kubernetes double are published with the product, at its version; the demo is not.
+      expect(await versionOf(copy, 'packages/emulator/package.json')).toBe(next);
+      expect(await versionOf(copy, 'packages/kubernetes-double/package.json')).toBe(next);
+      expect(await versionOf(copy, 'packages/demo/package.json')).toBe(await versionOf(root, 'packages/demo/package.json'));
       // The overlays fetched at the new tag run the new tag's image.
       expect(await readFile(join(copy, 'config/kubernetes/base/kustomization.yaml'), 'utf8')).toMatch(new RegExp(`newTag: "?${next}"?`));
     });

@@ -94,12 +94,6 @@ const HELP = {
     exits: { ok: 'the Roles were printed (or that there is nothing to grant)' },
     codes: ['ok', 'usage'],
   },
-  emulator: {
-    examples: ['token-rotator emulator --port 18464 --seed seed.yaml --env-out emulator.env', 'token-rotator once --dotenv emulator.env'],
-    variables: 'none',
-    exits: { ok: 'stopped by Ctrl-C or SIGTERM', usage: 'usage error, such as a port in use' },
-    codes: ['ok', 'usage'],
-  },
   completion: {
     examples: [
       'source <(token-rotator completion bash)                              # bash, this shell',

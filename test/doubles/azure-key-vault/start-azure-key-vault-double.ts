@@ -3,8 +3,9 @@ import { createServer as createHttpServer, type IncomingMessage, type ServerResp
 import { createServer as createHttpsServer } from 'node:https';
 import { connect, type Socket } from 'node:net';
 
+import { selfSignedCertificate } from 'token-rotator-kubernetes-double/self-signed-certificate';
+
 import { type Clock, systemClock } from '../../../src/clock.js';
-import { selfSignedCertificate } from '../../../src/emulator/kubernetes/self-signed-certificate.js';
 import { type AppRegistration, AUTHORITY_HOST, EntraId, json, type RecordedTokenRequest } from './entra-id.js';
 import { KeyVaultApi, type RecordedVaultRequest, VAULT_DOMAIN } from './key-vault-api.js';
 import { type Denial, type PermissionModel, type StoredVersion, VaultState } from './key-vault-store.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getCACertificates, rootCertificates, setDefaultCACertificates } from 'node:tls';
 
-import { type SelfSignedCertificate, selfSignedCertificate } from '../../../src/emulator/kubernetes/self-signed-certificate.js';
+import { type SelfSignedCertificate, selfSignedCertificate } from 'token-rotator-kubernetes-double/self-signed-certificate';
 
 /*
  * How a process comes to trust the double's TLS certificate, as an operator's would trust a private

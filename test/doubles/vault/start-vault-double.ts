@@ -3,9 +3,10 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 
+import { selfSignedCertificate } from 'token-rotator-kubernetes-double/self-signed-certificate';
+
 import { type Clock, systemClock } from '../../../src/clock.js';
 import { isLoopbackHost } from '../../../src/common/loopback.js';
-import { selfSignedCertificate } from '../../../src/emulator/kubernetes/self-signed-certificate.js';
 import { Acl, type Capability, DEFAULT_POLICY, parsePolicy, type PolicyRule } from './acl.js';
 import { type Answer, KvEngine, type KvSecret } from './kv2.js';
 

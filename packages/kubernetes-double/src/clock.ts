@@ -1,0 +1,11 @@
+/**
+ * The double's own clock seam (the same shape as the product's `Clock`, so a test's fixed clock fits
+ * both). The double depends on nothing of the product it stands in front of.
+ */
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = {
+  now: () => new Date(Date.now()),
+};

@@ -1,5 +1,0 @@
-#!/usr/bin/env node
-// The `token-rotator-emulator` bin: checks the Node first, as src/cli/main.ts does, then loads the program.
-import { runsOnThisNode } from '../supported-node.js';
-
-if (runsOnThisNode('token-rotator-emulator')) await import('./start.js');
