@@ -3,13 +3,13 @@ import * as oidc from 'openid-client';
 
 import type { Clock } from '../clock.js';
 import { isLoopbackHost } from '../common/loopback.js';
-import type { AuthSettings } from '../config/env.js';
 import { AuthError, dependencyCheck, type DependencyFailureKind, describeFailureKind, networkFailureKind, originOf } from '../errors.js';
 import { gotFetch } from '../http/got-fetch.js';
 import { createHttpStack } from '../http/http-stack.js';
 import { remoteText } from '../http/remote-text.js';
 import { scrubSecrets, Secret } from '../secret.js';
 import type { AccessTokenSource } from './access-token-source.js';
+import type { AuthSettings } from './auth-settings.js';
 import { guardedFetch } from './guarded-fetch.js';
 import { importClientPrivateKey } from './private-key.js';
 

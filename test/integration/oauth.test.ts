@@ -4,9 +4,9 @@ import { createGzip } from 'node:zlib';
 import { exportJWK, exportPKCS8, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import type { AuthSettings } from '../../src/auth/auth-settings.js';
 import { oauthClientCredentials } from '../../src/auth/oauth-client-credentials.js';
 import { fixedClock, systemClock } from '../../src/clock.js';
-import type { AuthSettings } from '../../src/config/env.js';
 import { type Emulator, startEmulator } from '../../src/emulator/start-emulator.js';
 import { AuthError } from '../../src/errors.js';
 import { Secret } from '../../src/secret.js';
