@@ -1,7 +1,7 @@
 import type { TokenPolicy } from '../config/types.js';
-import type { TokenOutcome } from '../rotation/outcome.js';
+import type { ReloadOutcome, TokenOutcome } from '../rotation/outcome.js';
 import { type ReloadConfig, reloadTypesByName } from './registry.js';
-import type { Reloader, ReloadOpenContext, ReloadOutcome, ReloadRun, RotatedToken } from './reload.js';
+import type { Reloader, ReloadOpenContext, ReloadRun, RotatedToken } from './reload.js';
 
 /** An outcome and the token policy that says what to reload after it (none for a name that left the policy). */
 export interface RotatedItem {

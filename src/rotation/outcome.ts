@@ -1,11 +1,21 @@
 import { ApiError, UNEXPECTED_ERROR_CODE } from '../errors.js';
 import type { CheckName } from '../policy/decide.js';
 import { type DriftFinding, isRepairable } from '../policy/sink-drift.js';
-import type { ReloadOutcome } from '../reload/reload.js';
 import { scrubSecrets } from '../secret.js';
 import type { WriteResult } from '../sinks/sink.js';
 import type { EarlierTokenOutcome } from './end-earlier-tokens.js';
 import type { OrphanReport } from './orphan-report.js';
+
+/**
+ * What came of one reload target: `restarted` (a workload's pods are being replaced), `notified`
+ * (a webhook took it), `skipped` (on purpose: a paused Deployment), or `failed`.
+ */
+export interface ReloadOutcome {
+  /** `Deployment apps/ingest-api`, `webhook INGEST_RELOAD_URL`: for tables, logs and the metric's label. */
+  target: string;
+  result: 'restarted' | 'notified' | 'skipped' | 'failed';
+  message?: string;
+}
 
 export interface SinkOutcome {
   sink: string;
