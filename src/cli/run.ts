@@ -27,6 +27,7 @@ interface EmulatorProgram {
 
 async function emulatorProgram(): Promise<EmulatorProgram | undefined> {
   if (!existsSync(EMULATOR_PROGRAM)) return undefined;
+  // eslint-disable-next-line no-restricted-syntax -- the workspace split replaces this import by path
   return (await import(EMULATOR_PROGRAM.href)) as EmulatorProgram;
 }
 

@@ -33,6 +33,7 @@ async function failpointFrom(env: Env, logger: Logger): Promise<((step: Failpoin
     logger.warn('ROTATOR_TEST_FAILPOINT is ignored: this is a production build, without test hooks');
     return undefined;
   }
+  // eslint-disable-next-line no-restricted-syntax -- the workspace split replaces this import by path
   const { failpointFrom: fromSpec } = (await import(FAILPOINT_MODULE.href)) as { failpointFrom(spec: string): (step: Failpoint) => void };
   return fromSpec(spec);
 }
