@@ -5,8 +5,10 @@ import simpleImportSort from 'eslint-plugin-simple-import-sort';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
+import { noUrlImports } from './eslint/no-url-imports.js';
+
 export default tseslint.config(
-  { ignores: ['**/dist/', 'coverage/', '**/node_modules/', 'reports/', '.stryker-tmp/'] },
+  { ignores: ['**/dist/', 'coverage/', '**/node_modules/', 'reports/', '.stryker-tmp/', 'test/fixtures/boundaries/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -30,6 +32,7 @@ export default tseslint.config(
       eqeqeq: ['error', 'always'],
     },
   },
-  { files: ['**/*.js', '**/*.mjs'], ...tseslint.configs.disableTypeChecked },
+  noUrlImports,
+  { files: ['**/*.js', '**/*.mjs', '**/*.cjs'], ...tseslint.configs.disableTypeChecked },
   prettier,
 );

@@ -9,6 +9,14 @@ export interface ServiceToken {
   expiresAt: Date | null;
 }
 
+/** The two times a regenerate sends, under the service's own names. */
+export interface RotationTimes {
+  /** When the replaced token stops working. */
+  existingTokenExpiresAt: Date;
+  /** When the new token stops working; null: it never expires. */
+  newTokenExpiresAt: Date | null;
+}
+
 export const tokenBodySchema = z.looseObject({
   id: z.string().min(1),
   name: z.string(),

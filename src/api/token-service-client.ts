@@ -7,11 +7,10 @@ import { ApiError, type ApiOperation, ApiResponseError, RegenerateAnswerUnusable
 import { createHttpStack } from '../http/http-stack.js';
 import { describeRedirect, followSameOriginOnly, isRedirect } from '../http/redirect-policy.js';
 import type { Logger } from '../log/logger.js';
-import type { RotationTimes } from '../policy/rotation-times.js';
 import { Secret } from '../secret.js';
 import { type RateLimitPacer, rateLimitPacer } from './rate-limit-pacer.js';
 import { retryDelayMs } from './retry-delay.js';
-import { parseExpiry, readRegenerateAnswer, type ServiceToken, tokenBodySchema } from './service-token.js';
+import { parseExpiry, readRegenerateAnswer, type RotationTimes, type ServiceToken, tokenBodySchema } from './service-token.js';
 import { traceIdOf, translateApiError } from './translate-error.js';
 
 /** What a regenerate gave: a new token we can track, or a secret whose id we cannot use. */

@@ -1,8 +1,8 @@
 import type { Got } from 'got';
 
 import type { Clock } from '../clock.js';
-import type { AuthSettings } from '../config/env.js';
 import type { AccessTokenSource } from './access-token-source.js';
+import type { AuthSettings } from './auth-settings.js';
 import { oauthClientCredentials } from './oauth-client-credentials.js';
 import { staticBearer } from './static-bearer.js';
 

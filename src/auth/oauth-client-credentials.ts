@@ -3,7 +3,6 @@ import * as oidc from 'openid-client';
 
 import type { Clock } from '../clock.js';
 import { isLoopbackHost } from '../common/loopback.js';
-import type { AuthSettings } from '../config/env.js';
 import { dependencyCheck, describeFailureKind } from '../error-advice.js';
 import { networkFailureKind, originOf } from '../error-helpers.js';
 import { AuthError, type DependencyFailureKind } from '../errors.js';
@@ -12,6 +11,7 @@ import { createHttpStack } from '../http/http-stack.js';
 import { remoteText } from '../http/remote-text.js';
 import { scrubSecrets, Secret } from '../secret.js';
 import type { AccessTokenSource } from './access-token-source.js';
+import type { AuthSettings } from './auth-settings.js';
 import { guardedFetch } from './guarded-fetch.js';
 import { importClientPrivateKey } from './private-key.js';
 

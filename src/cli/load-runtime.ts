@@ -13,6 +13,7 @@ import {
 } from '../config/env.js';
 import { withPositions } from '../config/issue-positions.js';
 import { parsePolicy } from '../config/load-policy.js';
+import { passEnvReferenceIssues } from '../config/pass-env-references.js';
 import { readPolicyText } from '../config/policy-text.js';
 import type { Policy } from '../config/types.js';
 import { unknownRotatorVariables, type UnknownVariable, withTypoHints } from '../config/unknown-variables.js';
@@ -20,7 +21,6 @@ import { AuthError, ConfigError, type ConfigIssue } from '../errors.js';
 import { createLogger } from '../log/logger.js';
 import type { NotificationTarget } from '../notify/notifier.js';
 import { reloadReferences } from '../reload/registry.js';
-import { passEnvReferenceIssues } from '../sinks/exec/pass-env-references.js';
 import { sinkReferences } from '../sinks/registry.js';
 import { isStateBackendName, type StateBackendName, stateBackends } from '../state/backends/registry.js';
 import type { StateBackendType } from '../state/state-backend.js';

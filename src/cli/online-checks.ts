@@ -4,15 +4,8 @@ import type { Logger } from '../log/logger.js';
 import { describeReload } from '../reload/registry.js';
 import { errorSummary } from '../rotation/outcome.js';
 import type { Runtime } from './load-runtime.js';
+import type { OnlineCheck } from './online-check.js';
 import { destinationChecks } from './online-destinations.js';
-
-/** One thing `validate --online` looked at, and what it found. */
-export interface OnlineCheck {
-  check: 'state' | 'service' | 'sink' | 'reload';
-  target: string;
-  result: 'ok' | 'failed' | 'not checked';
-  note?: string;
-}
 
 /**
  * What can be checked against the real systems without changing any of them: the state backend is

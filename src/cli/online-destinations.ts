@@ -2,7 +2,7 @@ import { destinationClashes, type PlacedSink, placedSinks } from '../config/dest
 import type { Policy } from '../config/types.js';
 import type { SinkConfig } from '../sinks/registry.js';
 import type { SinkSet } from '../sinks/sink-set.js';
-import type { OnlineCheck } from './online-checks.js';
+import type { OnlineCheck } from './online-check.js';
 
 type Sinks = Pick<SinkSet<SinkConfig>, 'identify' | 'target' | 'describe'>;
 

@@ -4,6 +4,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 
 import { parse as parseDotenv } from 'dotenv';
 
+import { AUTH_METHODS, type AuthSettings } from '../auth/auth-settings.js';
 import { parseDuration } from '../common/duration.js';
 import { type Env, readVariable } from '../common/env-variables.js';
 import { isLoopbackHost } from '../common/loopback.js';
@@ -11,26 +12,8 @@ import { parseStateKey } from '../common/state-key.js';
 import { ConfigError, type ConfigIssue } from '../errors.js';
 import { Secret } from '../secret.js';
 
-export const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt'] as const;
-export type AuthMethod = (typeof AUTH_METHODS)[number];
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
-
-export type AuthSettings =
-  | {
-      kind: 'oauth';
-      /** Discovery (`/.well-known/...`) from the issuer, or a bare token endpoint. */
-      issuer: URL | undefined;
-      tokenUrl: URL | undefined;
-      clientId: string;
-      method: AuthMethod;
-      clientSecret: Secret | undefined;
-      /** PEM (PKCS#8) or JWK text, for private_key_jwt. */
-      privateKey: Secret | undefined;
-      scope: string | undefined;
-      resource: string | undefined;
-    }
-  | { kind: 'static'; accessToken: Secret };
 
 /** What a command needs to reach the token service: only commands that call it require these. */
 export interface ServiceSettings {

@@ -5,6 +5,7 @@ import { formatDuration } from '../common/duration.js';
 import type { Env } from '../common/env-variables.js';
 import { yamlValue } from '../common/yaml-value.js';
 import { ConfigError, type ConfigIssue } from '../errors.js';
+import type { RotationSettings } from '../policy/rotation-settings.js';
 import { isReloadType, type ReloadConfig, reloadTypes } from '../reload/registry.js';
 import type { ReloadParseContext } from '../reload/reload.js';
 import { isSinkType, sinkTypes } from '../sinks/registry.js';
@@ -13,7 +14,7 @@ import type { VerifyProbe } from '../verify/verify-config.js';
 import { type DestinationClash, destinationClashes, type PlacedSink } from './destination-clashes.js';
 import { policySchema, type RawSettings, settingsShape } from './policy-schema.js';
 import { policySizeIssue, readPolicyText } from './policy-text.js';
-import type { CheckSchedule, Policy, RotationSettings, TokenPolicy } from './types.js';
+import type { CheckSchedule, Policy, TokenPolicy } from './types.js';
 
 export const DEFAULT_SCHEDULE: CheckSchedule = { expression: '*/15 * * * *', timezone: undefined, jitterMs: 0 };
 

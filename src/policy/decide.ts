@@ -1,5 +1,5 @@
 import { formatDuration } from '../common/duration.js';
-import type { RotationSettings } from '../config/types.js';
+import type { RotationSettings } from './rotation-settings.js';
 import { describeDrift, type DriftFinding, repairable } from './sink-drift.js';
 
 /** What the service told us of the token: its id and when it stops working (null: never). */

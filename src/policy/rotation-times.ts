@@ -1,9 +1,4 @@
-export interface RotationTimes {
-  /** When the replaced token stops working. */
-  existingTokenExpiresAt: Date;
-  /** When the new token stops working; null: it never expires. */
-  newTokenExpiresAt: Date | null;
-}
+import type { RotationTimes } from '../api/service-token.js';
 
 /** The service may keep whole seconds only; differences smaller than this may not survive. */
 const DETECTABLE_MS = 1000;

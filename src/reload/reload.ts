@@ -3,6 +3,7 @@ import type { Env } from '../common/env-variables.js';
 import type { Reference } from '../common/reference.js';
 import type { ConfigIssue } from '../errors.js';
 import type { Logger } from '../log/logger.js';
+import type { ReloadOutcome } from '../rotation/outcome.js';
 import type { Secret } from '../secret.js';
 
 /** What a reload may say of the rotation that asks for it: never its secret. */
@@ -12,17 +13,6 @@ export interface RotatedToken {
   expiresAt: string | null;
   rotationId: string;
   rotatedAt: string;
-}
-
-/**
- * What came of one reload target: `restarted` (a workload's pods are being replaced), `notified`
- * (a webhook took it), `skipped` (on purpose: a paused Deployment), or `failed`.
- */
-export interface ReloadOutcome {
-  /** `Deployment apps/ingest-api`, `webhook INGEST_RELOAD_URL`: for tables, logs and the metric's label. */
-  target: string;
-  result: 'restarted' | 'notified' | 'skipped' | 'failed';
-  message?: string;
 }
 
 export interface ReloadParseContext {

@@ -1,11 +1,16 @@
-import type { TokenPolicy } from '../config/types.js';
-import type { TokenOutcome } from '../rotation/outcome.js';
+import type { ReloadOutcome, TokenOutcome } from '../rotation/outcome.js';
 import { type ReloadConfig, reloadTypesByName } from './registry.js';
-import type { Reloader, ReloadOpenContext, ReloadOutcome, ReloadRun, RotatedToken } from './reload.js';
+import type { Reloader, ReloadOpenContext, ReloadRun, RotatedToken } from './reload.js';
+
+/** What the reloads read of a token in the policy: its name and what to reload after it. */
+export interface ReloadingToken {
+  name: string;
+  reload: readonly ReloadConfig[];
+}
 
 /** An outcome and the token policy that says what to reload after it (none for a name that left the policy). */
 export interface RotatedItem {
-  token: TokenPolicy | undefined;
+  token: ReloadingToken | undefined;
   outcome: TokenOutcome;
 }
 

@@ -1,6 +1,5 @@
 import type { ServiceToken } from '../api/service-token.js';
 import { isTokenId } from '../common/token-id.js';
-import type { TokenPolicy } from '../config/types.js';
 import { decide, type Decision } from '../policy/decide.js';
 import { fingerprintsOf } from '../policy/fingerprint.js';
 import { assessSinks, type SinkAssessment, type SinkReading } from '../policy/sink-drift.js';
@@ -12,6 +11,7 @@ import type { StateRecord } from '../state/state-record.js';
 import { type CurrentSecret, currentSecretFor, heldSecretOf } from './current-secret.js';
 import { type RotationDeps, stateKeysOf } from './deps.js';
 import { errorSummary } from './outcome.js';
+import type { TokenSpec } from './token-spec.js';
 
 /** Each sink of a name, read back: what it holds (by fingerprint) and what it says of the token. */
 export interface SinkSnapshot {
@@ -35,7 +35,7 @@ export interface Assessment {
 type ReadDeps = Pick<RotationDeps, 'sinks' | 'stateKey' | 'previousStateKeys'>;
 
 /** Reads every sink of the policy back. A sink that cannot be read is noted, never fatal. */
-export async function snapshotSinks(policy: TokenPolicy, deps: ReadDeps, signal?: AbortSignal): Promise<SinkSnapshot> {
+export async function snapshotSinks(policy: TokenSpec, deps: ReadDeps, signal?: AbortSignal): Promise<SinkSnapshot> {
   const metas: StoredTokenMeta[] = [];
   const contents = new Map<string, Secret>();
   const keys = stateKeysOf(deps);
@@ -86,7 +86,7 @@ function presentReading(
  * restores the marker). A destination never delivered to still needs its marker, or `adopt`.
  */
 export async function reclaimRecorded(
-  policy: TokenPolicy,
+  policy: TokenSpec,
   deps: ReadDeps,
   snapshot: SinkSnapshot,
   record: StateRecord | undefined,
@@ -128,7 +128,7 @@ export async function reclaimRecorded(
  * rotation the sinks know of wins.
  */
 export function lineageFor(
-  policy: TokenPolicy,
+  policy: TokenSpec,
   existing: Parameters<typeof resolveLineage>[1],
   snapshot: SinkSnapshot,
   now: Date,
@@ -152,7 +152,7 @@ export function lineageFor(
  * secrets, or that the policy pointed at another token) adopts what its sinks already hold.
  */
 export function decideFor(
-  policy: TokenPolicy,
+  policy: TokenSpec,
   lineage: LineageResolution,
   token: ServiceToken,
   snapshot: SinkSnapshot,
@@ -182,7 +182,7 @@ export function decideFor(
  * asked, so that a failure can name it.
  */
 export async function assessToken(
-  policy: TokenPolicy,
+  policy: TokenSpec,
   deps: Pick<RotationDeps, 'api' | 'state' | 'clock' | 'sinks' | 'stateKey' | 'previousStateKeys'>,
   options: { signal?: AbortSignal; asked?: { id?: string } } = {},
 ): Promise<Assessment> {

@@ -1,13 +1,13 @@
 import type { ServiceToken } from '../api/service-token.js';
-import type { TokenPolicy } from '../config/types.js';
 import type { Logger } from '../log/logger.js';
 import type { HeldLock } from '../state/name-locks.js';
 import type { RotationDeps } from './deps.js';
 import type { OrphanReport } from './orphan-report.js';
+import type { TokenSpec } from './token-spec.js';
 
 /** One name's rotation in progress: its policy, its logger, its lock, and what it has seen so far. */
 export interface RotationContext {
-  policy: TokenPolicy;
+  policy: TokenSpec;
   deps: RotationDeps;
   log: Logger;
   /** Aborted at the stop's deadline: reads and deliveries still waiting are given up. */

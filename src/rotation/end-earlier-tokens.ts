@@ -2,20 +2,7 @@ import { isTokenNotFound } from '../api/token-not-found.js';
 import { RegenerateOutcomeUnknownError } from '../errors.js';
 import type { StateRecord } from '../state/state-record.js';
 import type { RotationContext } from './context.js';
-import { errorSummary, iso } from './outcome.js';
-
-/** What became of a token replaced before the one an emergency rotation just replaced. */
-export interface EarlierTokenOutcome {
-  id: string;
-  /**
-   * `ended`: ended now; `already-ended`: it stops by the deadline anyway; `gone`: the service no
-   * longer knows it; `still-alive`: it could not be ended and works until `expiresAt`.
-   */
-  result: 'ended' | 'already-ended' | 'gone' | 'still-alive';
-  /** When it stops working, as far as we know (null: never). */
-  expiresAt: string | null;
-  error?: string;
-}
+import { type EarlierTokenOutcome, errorSummary, iso } from './outcome.js';
 
 /** The throwaway minted to end a token lives this long, and its secret is never kept. */
 const THROWAWAY_LIFETIME_MS = 60_000;

@@ -2,11 +2,33 @@ import { outputCode } from '../error-helpers.js';
 import { ApiError, type ErrorCode } from '../errors.js';
 import type { CheckName } from '../policy/decide.js';
 import { type DriftFinding, isRepairable } from '../policy/sink-drift.js';
-import type { ReloadOutcome } from '../reload/reload.js';
 import { scrubSecrets } from '../secret.js';
 import type { WriteResult } from '../sinks/sink.js';
-import type { EarlierTokenOutcome } from './end-earlier-tokens.js';
 import type { OrphanReport } from './orphan-report.js';
+
+/**
+ * What came of one reload target: `restarted` (a workload's pods are being replaced), `notified`
+ * (a webhook took it), `skipped` (on purpose: a paused Deployment), or `failed`.
+ */
+export interface ReloadOutcome {
+  /** `Deployment apps/ingest-api`, `webhook INGEST_RELOAD_URL`: for tables, logs and the metric's label. */
+  target: string;
+  result: 'restarted' | 'notified' | 'skipped' | 'failed';
+  message?: string;
+}
+
+/** What became of a token replaced before the one an emergency rotation just replaced. */
+export interface EarlierTokenOutcome {
+  id: string;
+  /**
+   * `ended`: ended now; `already-ended`: it stops by the deadline anyway; `gone`: the service no
+   * longer knows it; `still-alive`: it could not be ended and works until `expiresAt`.
+   */
+  result: 'ended' | 'already-ended' | 'gone' | 'still-alive';
+  /** When it stops working, as far as we know (null: never). */
+  expiresAt: string | null;
+  error?: string;
+}
 
 export interface SinkOutcome {
   sink: string;

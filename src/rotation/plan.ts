@@ -1,4 +1,3 @@
-import type { Policy } from '../config/types.js';
 import { sharedFailure } from '../errors.js';
 import type { DriftFinding } from '../policy/sink-drift.js';
 import { assessToken } from './assess-token.js';
@@ -6,6 +5,7 @@ import type { RotationDeps } from './deps.js';
 import { entryTrust, journalStep } from './journal-step.js';
 import { errorSummary, iso } from './outcome.js';
 import { findStrayEntries } from './stray-entries.js';
+import type { TokenSet } from './token-spec.js';
 
 export interface PlanEntry {
   name: string;
@@ -22,7 +22,7 @@ export interface PlanEntry {
 
 /** The decisions `once` would take now, with nothing written anywhere. */
 export async function planAll(
-  policy: Policy,
+  policy: TokenSet,
   deps: Pick<RotationDeps, 'api' | 'state' | 'journal' | 'clock' | 'logger' | 'sinks' | 'stateKey'>,
   options: { concurrency: number },
 ): Promise<PlanEntry[]> {

@@ -1,6 +1,5 @@
 import { skewWorthRecording } from '../api/service-clock.js';
 import type { ServiceToken } from '../api/service-token.js';
-import type { TokenPolicy } from '../config/types.js';
 import {
   LockLostError,
   NameLockedError,
@@ -37,6 +36,7 @@ import { reconcile } from './reconcile.js';
 import { redeliver } from './redeliver.js';
 import { heldSecretError, orphanedWithoutWayBack, regenerateJournalled } from './regenerate-journalled.js';
 import { RotationStopped } from './shutdown.js';
+import type { TokenSpec } from './token-spec.js';
 import { deliverUnjournalled } from './unjournalled-delivery.js';
 import { rememberingWrites } from './written-record.js';
 
@@ -73,7 +73,7 @@ const MAX_FAILURE_MESSAGE = 500;
  * One name, under its lock, by the crash-safe protocol: first finish what an earlier run left in
  * the journal, then check, and when due regenerate (intent journalled), stage, deliver, commit.
  */
-export async function rotateToken(policy: TokenPolicy, deps: RotationDeps, options: RotateOptions = {}): Promise<TokenOutcome> {
+export async function rotateToken(policy: TokenSpec, deps: RotationDeps, options: RotateOptions = {}): Promise<TokenOutcome> {
   const log = deps.logger.child({ tokenName: policy.name });
   const base = { name: policy.name, oldId: policy.id, expiresAt: null as string | null, sinks: [] };
 
@@ -184,7 +184,7 @@ function interruptedIfStopped(outcome: TokenOutcome, options: RotateOptions, log
 
 /** What a busy name is judged by: the name, who holds it, and the stop. */
 type BusyCheck = [
-  policy: TokenPolicy,
+  policy: TokenSpec,
   deps: RotationDeps,
   log: RotationContext['log'],
   owner: LockHolder | undefined,

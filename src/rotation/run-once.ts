@@ -1,6 +1,5 @@
 import pLimit from 'p-limit';
 
-import type { Policy, TokenPolicy } from '../config/types.js';
 import { StateError } from '../errors.js';
 import type { RotationDeps } from './deps.js';
 import type { TokenOutcome } from './outcome.js';
@@ -8,6 +7,7 @@ import { trackProgress } from './progress.js';
 import { rotateToken } from './rotate-token.js';
 import type { Timers } from './shutdown.js';
 import { findStrayEntries } from './stray-entries.js';
+import type { TokenSet, TokenSpec } from './token-spec.js';
 
 export interface RunOnceOptions {
   concurrency: number;
@@ -20,7 +20,7 @@ export interface RunOnceOptions {
 }
 
 /** A name the run never started because it was asked to stop: nothing was done, nothing is counted. */
-function notStarted(token: TokenPolicy): TokenOutcome {
+function notStarted(token: TokenSpec): TokenOutcome {
   return {
     name: token.name,
     action: 'interrupted',
@@ -38,7 +38,7 @@ function notStarted(token: TokenPolicy): TokenOutcome {
  * one process at a time through its lock. A failure of one never stops the others; a stop asked
  * starts no further name.
  */
-export async function runOnce(policy: Policy, deps: RotationDeps, options: RunOnceOptions): Promise<TokenOutcome[]> {
+export async function runOnce(policy: TokenSet, deps: RotationDeps, options: RunOnceOptions): Promise<TokenOutcome[]> {
   const limit = pLimit(options.concurrency);
   const progress = trackProgress({ total: policy.tokens.length, logger: deps.logger, timers: options.timers });
   const skipped: string[] = [];

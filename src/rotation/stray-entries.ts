@@ -1,5 +1,5 @@
-import type { Policy } from '../config/types.js';
 import type { Journal } from '../state/journal.js';
+import type { TokenSet } from './token-spec.js';
 
 /** A journal entry whose name is no longer in the policy: it may hold the only copy of a secret. */
 export interface StrayEntry {
@@ -13,7 +13,7 @@ export interface StrayEntry {
  * Every unfinished rotation whose name left the policy. No run touches them (a run only handles
  * the policy's names), so every command that reports on the state says so, and the daemon does.
  */
-export async function findStrayEntries(policy: Pick<Policy, 'tokens'>, journal: Journal): Promise<StrayEntry[]> {
+export async function findStrayEntries(policy: TokenSet, journal: Journal): Promise<StrayEntry[]> {
   const names = new Set(policy.tokens.map((t) => t.name));
   let listed: string[];
   try {

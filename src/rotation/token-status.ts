@@ -1,4 +1,3 @@
-import type { TokenPolicy } from '../config/types.js';
 import { backoffUntil } from '../policy/backoff.js';
 import { decide } from '../policy/decide.js';
 import type { DriftFinding } from '../policy/sink-drift.js';
@@ -7,6 +6,7 @@ import type { JournalEntry } from '../state/journal-entry.js';
 import { historyOf } from '../state/lineage.js';
 import type { StateRecord } from '../state/state-record.js';
 import { errorSummary } from './outcome.js';
+import type { TokenSpec } from './token-spec.js';
 
 /** What an operator asks of a name, from what is on disk: no network, so it works when the service does not. */
 export interface TokenStatus {
@@ -28,7 +28,7 @@ export interface TokenStatus {
 }
 
 export function tokenStatus(
-  policy: TokenPolicy,
+  policy: TokenSpec,
   record: StateRecord | undefined,
   entry: JournalEntry | undefined,
   now: Date,
@@ -95,7 +95,7 @@ export function tokenStatus(
 }
 
 /** A name whose state cannot be read still gets a line, saying why. */
-export function unreadableStatus(policy: TokenPolicy, error: unknown): TokenStatus {
+export function unreadableStatus(policy: TokenSpec, error: unknown): TokenStatus {
   const { code, message } = errorSummary(error);
   return {
     name: policy.name,

@@ -2,11 +2,10 @@ import { randomUUID } from 'node:crypto';
 
 import { type EmulatedToken, TokenStore } from 'token-rotator-emulator';
 
-import type { ServiceToken } from '../../src/api/service-token.js';
+import type { RotationTimes, ServiceToken } from '../../src/api/service-token.js';
 import type { RegeneratedToken, TokenServiceClient } from '../../src/api/token-service-client.js';
 import type { Clock } from '../../src/clock.js';
 import { ApiError, RegenerateAnswerUnusableError, RegenerateOutcomeUnknownError } from '../../src/errors.js';
-import type { RotationTimes } from '../../src/policy/rotation-times.js';
 import { Secret } from '../../src/secret.js';
 
 /**

@@ -5,9 +5,9 @@ import { exportJWK, exportPKCS8, generateKeyPair } from 'jose';
 import { type Emulator, startEmulator } from 'token-rotator-emulator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import type { AuthSettings } from '../../src/auth/auth-settings.js';
 import { oauthClientCredentials } from '../../src/auth/oauth-client-credentials.js';
 import { fixedClock, systemClock } from '../../src/clock.js';
-import type { AuthSettings } from '../../src/config/env.js';
 import { AuthError } from '../../src/errors.js';
 import { Secret } from '../../src/secret.js';
 import { expectNoLeak } from '../helpers/leaks.js';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 
 import { BUILT_IN_DEFAULTS } from '../../src/config/load-policy.js';
-import type { RotationSettings } from '../../src/config/types.js';
 import { decide, type HistoryView } from '../../src/policy/decide.js';
+import type { RotationSettings } from '../../src/policy/rotation-settings.js';
 import { describeDrift } from '../../src/policy/sink-drift.js';
 
 const NOW = new Date('2026-11-22T12:00:00Z');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import type { RotationSettings } from '../../src/config/types.js';
+import type { RotationSettings } from '../../src/policy/rotation-settings.js';
 import type { Failpoint } from '../../src/rotation/deps.js';
 import { SimulatedCrash } from '../../src/rotation/deps.js';
 import { rotateToken } from '../../src/rotation/rotate-token.js';

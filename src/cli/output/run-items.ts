@@ -1,7 +1,11 @@
-import type { ReloadOutcome } from '../../reload/reload.js';
-import type { EarlierTokenOutcome } from '../../rotation/end-earlier-tokens.js';
 import type { OrphanReport } from '../../rotation/orphan-report.js';
-import { needsAttention, type TokenOutcome, type VerificationOutcome } from '../../rotation/outcome.js';
+import {
+  type EarlierTokenOutcome,
+  needsAttention,
+  type ReloadOutcome,
+  type TokenOutcome,
+  type VerificationOutcome,
+} from '../../rotation/outcome.js';
 import type { WriteResult } from '../../sinks/sink.js';
 import { type DriftItem, driftItems } from './drift-items.js';
 import { type Expiry, expiryOf } from './expiry.js';

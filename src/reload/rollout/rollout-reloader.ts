@@ -1,6 +1,7 @@
 import { KubernetesError } from '../../errors.js';
 import { kubernetesClient } from '../../kubernetes/client.js';
-import type { Reloader, ReloadOpenContext, ReloadOutcome } from '../reload.js';
+import type { ReloadOutcome } from '../../rotation/outcome.js';
+import type { Reloader, ReloadOpenContext } from '../reload.js';
 import { describeRollout, type RolloutReloadConfig, rolloutTarget, selectorText, type WorkloadKind } from './rollout-config.js';
 
 /** The pod-template annotation a restart sets; `kubectl rollout restart` sets its own beside it. */

@@ -3,7 +3,8 @@ import { HTTPError } from 'got';
 import { followSameOriginOnly, isRedirect } from '../../http/redirect-policy.js';
 import { webhookHttp } from '../../http/webhook-http.js';
 import { signedWith } from '../../http/webhook-signature.js';
-import type { Reloader, ReloadOpenContext, ReloadOutcome } from '../reload.js';
+import type { ReloadOutcome } from '../../rotation/outcome.js';
+import type { Reloader, ReloadOpenContext } from '../reload.js';
 import type { WebhookReloadConfig } from './webhook-config.js';
 
 export function webhookReloader(context: ReloadOpenContext): Reloader<WebhookReloadConfig> {

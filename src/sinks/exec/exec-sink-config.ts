@@ -7,10 +7,10 @@ import { fromZodIssues } from '../../common/config-issues.js';
 import { durationSchema } from '../../common/duration-schema.js';
 import type { Env } from '../../common/env-variables.js';
 import { strictObject } from '../../common/strict-object.js';
-import { rotatorCredentialVariable } from '../../config/credential-variables.js';
 import type { ConfigIssue } from '../../errors.js';
 import { FILE_FORMATS, type FileFormat } from '../file/file-format.js';
 import type { SinkParseContext, SinkParseResult } from '../sink.js';
+import { rotatorCredentialVariable } from './credential-variables.js';
 
 export interface ExecSinkConfig {
   type: 'exec';

@@ -1,7 +1,7 @@
-import type { Reference } from '../../common/reference.js';
-import { rotatorCredentialVariable, variableOfFile } from '../../config/credential-variables.js';
-import type { Policy } from '../../config/types.js';
-import type { ConfigIssue } from '../../errors.js';
+import type { Reference } from '../common/reference.js';
+import type { ConfigIssue } from '../errors.js';
+import { rotatorCredentialVariable, variableOfFile } from '../sinks/exec/credential-variables.js';
+import type { Policy } from './types.js';
 
 /**
  * An exec sink's passEnv naming a variable that another part of the policy takes a credential from
