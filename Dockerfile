@@ -42,11 +42,10 @@ COPY scripts/lib/product-lock.mjs scripts/lib/script-arguments.mjs ./scripts/lib
 COPY scripts/image/product-manifest.mjs ./scripts/image/
 RUN node scripts/image/product-manifest.mjs --omit-dev
 # --ignore-scripts: `prepare` would build, and the build tools are not installed here.
-# --omit=optional: oidc-provider, the emulator's authorization server, is an optional dependency.
 RUN --mount=type=secret,id=npmrc --mount=type=secret,id=npm_ca --mount=type=cache,id=token-rotator-npm,target=/root/.npm \
     if [ -f /run/secrets/npmrc ]; then export NPM_CONFIG_USERCONFIG=/run/secrets/npmrc; fi; \
     if [ -f /run/secrets/npm_ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/npm_ca; fi; \
-    npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund
+    npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 # Dead weight out (source maps, type declarations, docs, tests, browser builds: see the script),
 # then proof that every entry point of every runtime package that imported before still imports.
 COPY scripts/image/prune-node-modules.sh scripts/image/browser-only-dirs.mjs scripts/image/check-imports.mjs ./
