@@ -11,6 +11,13 @@ ARG BASE=docker.io/library/node:24.21.0-bookworm-slim@sha256:0e0ff40c39bc087845b
 FROM ${BASE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The product's own package.json and lock (scripts/lib/product-lock.mjs): no `workspaces`, and only
+# the packages the product itself reaches. The workspace packages (the emulator, the Kubernetes
+# double, the demo: packages/) are not in the build context at all (.dockerignore), and npm's own
+# flags would still count them and what they need as production dependencies.
+COPY scripts/lib/product-lock.mjs scripts/lib/script-arguments.mjs ./scripts/lib/
+COPY scripts/image/product-manifest.mjs ./scripts/image/
+RUN node scripts/image/product-manifest.mjs
 # The secrets exist only where the builder passes them (scripts/image/npm-build-settings.sh: this
 # machine's npm registry settings and CA bundle, for a registry behind a TLS proxy); they are mounted
 # for this one command and never written to a layer. The cache mount keeps npm's downloads out too.
@@ -18,24 +25,27 @@ RUN --mount=type=secret,id=npmrc --mount=type=secret,id=npm_ca --mount=type=cach
     if [ -f /run/secrets/npmrc ]; then export NPM_CONFIG_USERCONFIG=/run/secrets/npmrc; fi; \
     if [ -f /run/secrets/npm_ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/npm_ca; fi; \
     npm ci --ignore-scripts --no-audit --no-fund
-COPY tsconfig.json ./
+# tsconfig*.json: esbuild reads tsconfig.json, and with it the file it extends.
+COPY tsconfig*.json ./
 COPY scripts/bundle.mjs scripts/image/warm-compile-cache.mjs ./scripts/
 COPY src ./src
 # The image's own Node builds: with --ignore-scripts the pinned `node` devDependency has no binary.
-# The production build is the CLI bundled by esbuild (chunks and their source maps) and nothing else:
-# the emulator, the demo and the test hooks (ROTATOR_TEST_FAILPOINT) are loaded by URL, never
-# bundled, so dist/ has no file of theirs to copy. Types are checked by CI (npm run check), not here.
+# The production build is the CLI bundled by esbuild (chunks and their source maps) and nothing else.
+# Types are checked by CI (npm run check), not here.
 RUN node scripts/bundle.mjs --production
 
 FROM ${BASE} AS production-dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The product's own package.json and lock, as in the build stage, without its devDependencies.
+COPY scripts/lib/product-lock.mjs scripts/lib/script-arguments.mjs ./scripts/lib/
+COPY scripts/image/product-manifest.mjs ./scripts/image/
+RUN node scripts/image/product-manifest.mjs --omit-dev
 # --ignore-scripts: `prepare` would build, and the build tools are not installed here.
-# --omit=optional: oidc-provider, the emulator's authorization server, is an optional dependency.
 RUN --mount=type=secret,id=npmrc --mount=type=secret,id=npm_ca --mount=type=cache,id=token-rotator-npm,target=/root/.npm \
     if [ -f /run/secrets/npmrc ]; then export NPM_CONFIG_USERCONFIG=/run/secrets/npmrc; fi; \
     if [ -f /run/secrets/npm_ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/npm_ca; fi; \
-    npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund
+    npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 # Dead weight out (source maps, type declarations, docs, tests, browser builds: see the script),
 # then proof that every entry point of every runtime package that imported before still imports.
 COPY scripts/image/prune-node-modules.sh scripts/image/browser-only-dirs.mjs scripts/image/check-imports.mjs ./
@@ -58,7 +68,8 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY --from=production-dependencies /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
-COPY package.json ./
+# The product's package.json (for "type": "module"), as npm ci installed from it: no workspaces.
+COPY --from=production-dependencies /app/package.json ./
 RUN mkdir -p /var/lib/token-rotator && chown 1000:1000 /var/lib/token-rotator && chmod 0700 /var/lib/token-rotator \
     && mkdir /app/compile-cache && chown 1000:1000 /app/compile-cache
 # Numeric, so that Kubernetes can verify runAsNonRoot. uid 1000 is the image's `node` user.

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run sbom:check -- FILE`: checks that a CycloneDX SBOM lists exactly the production tree that
-// `npm ls --omit=dev --omit=optional --all` shows for this checkout (scripts/lib/sbom-problems.mjs
+// `npm ls --omit=dev --workspaces=false --all` shows for this checkout (scripts/lib/sbom-problems.mjs
 // says what is checked). Exit 0 when complete, 1 with every problem named, 2 on a usage error.
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';

@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // `npm run sbom [-- --out FILE]`: writes a CycloneDX 1.6 SBOM (JSON) of token-rotator's production
-// dependency tree with @cyclonedx/cyclonedx-npm (from node_modules, no network), then checks it
-// against `npm ls` (scripts/check-sbom.mjs) and only then puts it at FILE (default
-// release/sbom.cdx.json, a gitignored folder). Not `npm sbom`: in a checkout with dev dependencies
-// installed, it leaves out runtime packages that a dev dependency also pulls in.
+// dependency tree, the root package's alone (no workspace package), with @cyclonedx/cyclonedx-npm
+// (from node_modules, no network), then checks it against `npm ls` (scripts/check-sbom.mjs) and only
+// then puts it at FILE (default release/sbom.cdx.json, a gitignored folder). Not `npm sbom`: in a
+// checkout with dev dependencies installed, it leaves out runtime packages that a dev dependency
+// also pulls in.
 //
 // The output is reproducible (no timestamp, no random serial number): the same checkout gives the
 // same bytes, so that anyone can regenerate a release's SBOM and compare its checksum.
@@ -37,6 +38,7 @@ try {
     [
       cyclonedxCli(),
       ...OMIT.flatMap((type) => ['--omit', type]),
+      '--no-workspaces',
       '--spec-version',
       '1.6',
       '--output-format',

@@ -1,10 +1,12 @@
-// The production dependency tree: what `npm ci --omit=dev --omit=optional` installs, which is
-// exactly the image's node_modules (see the Dockerfile). Optional dependencies are left out: the one
-// token-rotator declares, oidc-provider (with the ~35 packages only it pulls in), serves the
-// emulator's authorization server alone, which the CLI never imports and the image does not ship.
+// The production dependency tree: what `npm ci --omit=dev` installs from the product's own manifest
+// and lock (scripts/image/product-manifest.mjs), which is exactly the image's node_modules (see the
+// Dockerfile). The workspace packages (packages/: the emulator, the Kubernetes double, the demo) are
+// not the product's, nor what only they need (the emulator's oidc-provider): npm ls lists them as
+// production dependencies of the root (npm/cli#3382) unless told --workspaces=false, and
+// cyclonedx-npm unless --no-workspaces.
 import { execFile } from 'node:child_process';
 
-export const OMIT = ['dev', 'optional'];
+export const OMIT = ['dev'];
 
 /**
  * `npm ls` of the production tree, every level, with each package's path and declared license.
@@ -15,7 +17,7 @@ export const OMIT = ['dev', 'optional'];
  * @returns {Promise<{ tree: NpmLsNode, problems: string[] }>}
  */
 export function listProductionTree(root) {
-  const args = ['ls', '--all', '--long', '--json', ...OMIT.map((type) => `--omit=${type}`)];
+  const args = ['ls', '--all', '--long', '--json', '--workspaces=false', ...OMIT.map((type) => `--omit=${type}`)];
   return new Promise((resolve, reject) => {
     execFile('npm', args, { cwd: root, maxBuffer: 256 * 1024 * 1024 }, (error, stdout, stderr) => {
       let tree;

@@ -4,6 +4,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
+import { type Lock, productLock } from '../../scripts/lib/product-lock.mjs';
+
 const run = promisify(execFile);
 
 /**
@@ -42,21 +44,19 @@ export async function packCheckout(root: string, into: string): Promise<Tarball>
   return { file: join(into, packed!.filename), version: packed!.version, files: packed!.files };
 }
 
-interface LockEntry {
-  dev?: boolean;
-  [key: string]: unknown;
-}
-
 /**
  * Installs a packed tarball into `folder` as a user's project would have it, without the network:
  * `npm ci --offline` from npm's cache, with a lock file that pins the tarball's dependencies to the
- * production part of the checkout's package-lock.json (its entries not marked `dev`, at the same
- * places). `npm install <tarball> --offline` cannot do it: it needs the registry's package documents,
- * which `npm ci` never caches. Install scripts do not run (the dependencies' are not under test).
+ * product's production part of the checkout's package-lock.json, at the same places: the closure of
+ * its dependencies, as the image build takes it (scripts/lib/product-lock.mjs). Not the entries
+ * without `dev`: npm counts the workspace packages' dependencies as production ones, and they would
+ * be installed with it. `npm install <tarball> --offline` cannot do it: it needs the registry's
+ * package documents, which `npm ci` never caches. Install scripts do not run (the dependencies' are
+ * not under test).
  */
 export async function installTarball(root: string, tarball: string, folder: string): Promise<void> {
   const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as Record<string, unknown> & { name: string };
-  const lock = JSON.parse(await readFile(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> };
+  const production = productLock(pkg, JSON.parse(await readFile(join(root, 'package-lock.json'), 'utf8')) as Lock, { omitDev: true });
   const spec = `file:${tarball}`;
   const project = { name: 'installs-token-rotator', version: '1.0.0', private: true, dependencies: { [pkg.name]: spec } };
   const packages: Record<string, unknown> = {
@@ -74,7 +74,7 @@ export async function installTarball(root: string, tarball: string, folder: stri
       engines: pkg.engines,
     },
   };
-  for (const [path, entry] of Object.entries(lock.packages)) if (path !== '' && !entry.dev) packages[path] = entry;
+  for (const [path, entry] of Object.entries(production.lock.packages ?? {})) if (path !== '') packages[path] = entry;
   await writeFile(join(folder, 'package.json'), JSON.stringify(project, null, 2));
   await writeFile(
     join(folder, 'package-lock.json'),

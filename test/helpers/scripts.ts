@@ -21,12 +21,12 @@ export function runScript(script: string, args: string[], cwd = ROOT): Promise<C
   });
 }
 
-/** `npm ls --all --json` of this checkout with the given --omit types: the tree npm installed. */
+/** `npm ls --all --json` of this checkout's root package (no workspace package) with the given --omit types. */
 export function npmLs(omit: string[]): Promise<NpmLsNode> {
   return new Promise((done, fail) => {
     execFile(
       'npm',
-      ['ls', '--all', '--json', ...omit.map((type) => `--omit=${type}`)],
+      ['ls', '--all', '--json', '--workspaces=false', ...omit.map((type) => `--omit=${type}`)],
       { cwd: ROOT, maxBuffer: 256 * 1024 * 1024 },
       (error, stdout, stderr) => {
         if (error) fail(new Error(`npm ls failed: ${stderr}`, { cause: error }));
