@@ -51,9 +51,6 @@ export interface DependencyFailure {
   check: string;
 }
 
-/** Where an error carries the codes of its class and of every class it extends: see `hasInstance`. */
-const CLASS_CODES = Symbol.for('token-rotator.error-class-codes');
-
 /**
  * The root of our errors. Each class sets its code twice, as `jose` does: on the class, for
  * `error.code === StateKeyError.code`, and on the instance. A family's code (this one's, `ApiError`'s
@@ -62,18 +59,6 @@ const CLASS_CODES = Symbol.for('token-rotator.error-class-codes');
  */
 export class RotatorError extends Error {
   static readonly code: RotatorErrorCode = 'ERR_ROTATOR';
-
-  /**
-   * `instanceof` by code as well as by prototype: in a development build the bundled CLI loads the
-   * emulator's tsc output by URL, which brings a second copy of this module, and an error thrown by
-   * one copy (a port in use: a ConfigError) must still be recognised by the other's handlers.
-   */
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    if (Function.prototype[Symbol.hasInstance].call(this, value)) return true;
-    const codes = (value as { [CLASS_CODES]?: unknown } | null | undefined)?.[CLASS_CODES];
-    return Array.isArray(codes) && codes.includes(this.code);
-  }
-
   readonly code: RotatorErrorCode = 'ERR_ROTATOR';
   /**
    * Set when the failure is a shared dependency's (unreachable, refusing our credentials): see
@@ -86,17 +71,9 @@ export class RotatorError extends Error {
   constructor(message: string, options?: { cause?: unknown; dependencyFailure?: DependencyFailure | undefined }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
-    Object.defineProperty(this, CLASS_CODES, { value: classCodes(new.target as typeof RotatorError), enumerable: false });
     Object.defineProperty(this, 'dependencyFailure', { value: options?.dependencyFailure, enumerable: false });
     if (options?.dependencyFailure) this.causeClass = options.dependencyFailure.kind;
   }
-}
-
-function classCodes(target: typeof RotatorError): RotatorErrorCode[] {
-  const codes: RotatorErrorCode[] = [];
-  for (let c: unknown = target; c !== Error && typeof c === 'function'; c = Object.getPrototypeOf(c))
-    codes.push((c as typeof RotatorError).code);
-  return codes;
 }
 
 /** Bad policy, environment or arguments. Always found before any network call; exit code 2. */
