@@ -80,11 +80,16 @@ describe('the production build', () => {
     expect(stdout).toBe('');
   });
 
-  it('is what the Dockerfile builds, and the image installs neither dev nor optional dependencies', async () => {
+  it("is what the Dockerfile builds, and the image installs the product's own lock, without dev dependencies", async () => {
     const text = await dockerfile();
     expect(text).toMatch(/^COPY scripts\/bundle\.mjs /m);
     expect(text).toMatch(/^RUN node scripts\/bundle\.mjs --production$/m);
-    expect(text).toMatch(/^\s*npm ci --omit=dev --omit=optional /m);
+    expect(text).toMatch(/^\s*npm ci --omit=dev --ignore-scripts /m);
+    // Each stage cuts the manifest and lock down to the product's closure before npm ci, and the
+    // workspace packages are not even in the build context.
+    expect(text).toMatch(/^RUN node scripts\/image\/product-manifest\.mjs --omit-dev$/m);
+    expect(text.match(/^RUN node scripts\/image\/product-manifest\.mjs$/gm)).toHaveLength(1);
+    expect((await readFile(join(root, '.dockerignore'), 'utf8')).split('\n')).toContain('packages');
     // the only dist/ the image gets is the production build's
     expect(text.match(/^COPY --from=build .*$/gm)).toEqual(['COPY --from=build /app/dist ./dist']);
   });
@@ -244,6 +249,10 @@ describe('the npm tarball', () => {
 
   it('installs from the tarball and its production dependencies alone, and token-rotator runs', async () => {
     const bin = join(installed, 'node_modules/.bin');
+    // Nothing only a workspace package needs came along: the install is the product's own closure.
+    for (const absent of ['oidc-provider', 'token-rotator-emulator', 'token-rotator-kubernetes-double']) {
+      expect(existsSync(join(installed, 'node_modules', absent)), absent).toBe(false);
+    }
     const env = { PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` };
     const version = await run(join(bin, 'token-rotator'), ['--version'], { cwd: installed, env });
     expect(version.stdout).toBe(`${tarball.version}\n`);
