@@ -2,8 +2,7 @@ import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 
 import { ApiError, type ApiOperation, LockLostError } from '../errors.js';
 import { type DriftFinding, isRepairable } from '../policy/sink-drift.js';
-import type { ReloadOutcome } from '../rotation/outcome.js';
-import type { TokenOutcome, VerificationOutcome } from '../rotation/outcome.js';
+import type { ReloadOutcome, TokenOutcome, VerificationOutcome } from '../rotation/outcome.js';
 import type { WriteResult } from '../sinks/sink.js';
 import { packageVersion } from '../version.js';
 import { TokenSeries } from './token-series.js';
