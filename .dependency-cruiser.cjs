@@ -99,8 +99,9 @@ module.exports = {
   options: {
     // Every import that ran upward was `import type`: the check must see type-only imports.
     tsPreCompilationDeps: true,
-    doNotFollow: { path: 'node_modules' },
-    exclude: { path: '(?:^|/)dist/' },
+    // A build output is a leaf, not excluded: an import of dist/ stays an edge the rules above see
+    // (an emulator importing the built product), while what dist/ itself imports is not cruised.
+    doNotFollow: { path: ['node_modules', '(?:^|/)dist/'] },
     enhancedResolveOptions: {
       exportsFields: ['exports'],
       // `source` first: a workspace package is read from its sources, built or not.

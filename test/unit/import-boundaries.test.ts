@@ -45,6 +45,7 @@ describe('import boundaries', () => {
     expect(violations).toEqual([
       'base-is-a-leaf: src/errors.ts → src/config/types.ts',
       'double-independent: packages/kubernetes-double/src/double.ts → packages/emulator/src/main.ts',
+      'emulator-not-to-product: packages/emulator/src/bundled.ts → dist/cli/main.js',
       'emulator-not-to-product: packages/emulator/src/main.ts → src/config/types.ts',
       'folder-in-a-layer: src/gadgets/tool.ts → src/rotation/a.ts',
       'layer-policy: src/policy/decide.ts → src/config/types.ts',
