@@ -4,7 +4,8 @@
  *
  * LAYERS lists the folders of src/, top to bottom: a folder may import only the folders below it.
  * The base (the files at the root of src/, and src/scrub/) imports no folder. To add a folder to
- * src/, put it in LAYERS where it belongs: a folder in no layer fails `folder-in-a-layer`.
+ * src/, put it in LAYERS where it belongs: a folder in no layer fails `folder-in-a-layer` if it
+ * imports anything and `into-a-layer` if anything imports it.
  *
  * The workspace packages (packages/*) are tools around the product, never part of it: the product
  * imports none of them, the emulator imports neither the product nor the demo, and the Kubernetes
@@ -33,6 +34,9 @@ const LAYERS = [
 ];
 
 const anyOf = (/** @type {string[]} */ names) => `(?:${names.join('|')})`;
+
+/** A file in a folder of src/ that is in no layer (the base's scrub/ is in its place). */
+const outsideTheLayers = { path: '^src/[^/]+/', pathNot: `^src/${anyOf([...LAYERS, 'scrub'])}/` };
 
 const layerRules = LAYERS.slice(1).map((layer, index) => ({
   name: `layer-${layer}`,
@@ -64,8 +68,15 @@ module.exports = {
       name: 'folder-in-a-layer',
       comment: 'Every folder of src/ has its place in LAYERS (.dependency-cruiser.cjs)',
       severity: 'error',
-      from: { path: '^src/[^/]+/', pathNot: `^src/${anyOf([...LAYERS, 'scrub'])}/` },
+      from: outsideTheLayers,
       to: {},
+    },
+    {
+      name: 'into-a-layer',
+      comment: 'Every folder of src/ has its place in LAYERS (.dependency-cruiser.cjs), even one that imports nothing',
+      severity: 'error',
+      from: {},
+      to: outsideTheLayers,
     },
     {
       name: 'product-not-to-packages',
@@ -99,8 +110,9 @@ module.exports = {
   options: {
     // Every import that ran upward was `import type`: the check must see type-only imports.
     tsPreCompilationDeps: true,
-    doNotFollow: { path: 'node_modules' },
-    exclude: { path: '(?:^|/)dist/' },
+    // A build output is a leaf, not excluded: an import of dist/ stays an edge the rules above see
+    // (an emulator importing the built product), while what dist/ itself imports is not cruised.
+    doNotFollow: { path: ['node_modules', '(?:^|/)dist/'] },
     enhancedResolveOptions: {
       exportsFields: ['exports'],
       // `source` first: a workspace package is read from its sources, built or not.

@@ -45,8 +45,10 @@ describe('import boundaries', () => {
     expect(violations).toEqual([
       'base-is-a-leaf: src/errors.ts → src/config/types.ts',
       'double-independent: packages/kubernetes-double/src/double.ts → packages/emulator/src/main.ts',
+      'emulator-not-to-product: packages/emulator/src/bundled.ts → dist/cli/main.js',
       'emulator-not-to-product: packages/emulator/src/main.ts → src/config/types.ts',
       'folder-in-a-layer: src/gadgets/tool.ts → src/rotation/a.ts',
+      'into-a-layer: src/policy/use.ts → src/gizmo/leaf.ts',
       'layer-policy: src/policy/decide.ts → src/config/types.ts',
       'no-circular: src/rotation/a.ts → src/rotation/b.ts → src/rotation/a.ts',
       'not-to-unresolvable: src/cli/missing.ts → ./nowhere.js',
