@@ -93,6 +93,14 @@ describe('token-rotator-emulator', () => {
     expect(result.stderr).not.toMatch(/^\s+at /m);
   });
 
+  it('refuses a token expiry past what a date can hold as a usage error, before it starts', async () => {
+    await writeFile(join(dir, 'far-expiry.yaml'), 'tokens:\n  - { name: a, expiresIn: 99999999999999d }\n');
+    expectRefused(
+      await emulator(['--seed', 'far-expiry.yaml', '--port', '0'], dir),
+      /seed\.tokens\[0\]\.expiresIn: '99999999999999d' is too long: a duration may be at most 36500d/,
+    );
+  });
+
   it('writes the settings for a rotator to a 0600 file, and never prints the client secret', async () => {
     await writeFile(join(dir, 'seed.yaml'), 'tokens:\n  - { id: tok-1, name: ingest, expiresIn: 2d }\n');
     const envFile = join(dir, 'emulator.env');

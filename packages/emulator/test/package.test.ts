@@ -30,7 +30,7 @@ describe('the published token-rotator-emulator', () => {
     const files = packed.get('token-rotator-emulator')!;
     expect(files).toContain(pkg.bin['token-rotator-emulator']);
     expect(files).toContain('dist/index.d.ts');
-    expect(files.filter((path) => path !== 'package.json' && path !== 'README.md' && !path.startsWith('dist/'))).toEqual([]);
+    expect(files.filter((path) => !['package.json', 'README.md', 'LICENSE'].includes(path) && !path.startsWith('dist/'))).toEqual([]);
   });
 
   it('depends on the Kubernetes double as a package of its own, which ships its programs and types alone', async () => {
@@ -42,6 +42,15 @@ describe('the published token-rotator-emulator', () => {
     for (const entry of ['dist/index.js', 'dist/index.d.ts', 'dist/name-rules.js', 'dist/self-signed-certificate.js']) {
       expect(files).toContain(entry);
     }
-    expect(files.filter((path) => path !== 'package.json' && path !== 'README.md' && !path.startsWith('dist/'))).toEqual([]);
+    expect(files.filter((path) => !['package.json', 'README.md', 'LICENSE'].includes(path) && !path.startsWith('dist/'))).toEqual([]);
+  });
+
+  it.each([
+    ['token-rotator-emulator', 'emulator'],
+    ['token-rotator-kubernetes-double', 'kubernetes-double'],
+  ])("%s ships the Apache License text it is published under, the repository's LICENSE", async (name, folder) => {
+    expect(packed.get(name)).toContain('LICENSE');
+    const [shipped, root] = await Promise.all([readFile(resolve(ROOT, 'packages', folder, 'LICENSE')), readFile(resolve(ROOT, 'LICENSE'))]);
+    expect(shipped.equals(root), `packages/${folder}/LICENSE is the repository's LICENSE`).toBe(true);
   });
 });
