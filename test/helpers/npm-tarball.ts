@@ -44,6 +44,17 @@ export async function packCheckout(root: string, into: string): Promise<Tarball>
   return { file: join(into, packed!.filename), version: packed!.version, files: packed!.files };
 }
 
+/** What a lock entry of an installed tarball copies from its package.json. */
+export interface Manifest {
+  name: string;
+  version: string;
+  license?: string;
+  dependencies?: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+  bin?: string | Record<string, string>;
+  engines?: Record<string, string>;
+}
+
 /**
  * Installs a packed tarball into `folder` as a user's project would have it, without the network:
  * `npm ci --offline` from npm's cache, with a lock file that pins the tarball's dependencies to the
@@ -55,26 +66,42 @@ export async function packCheckout(root: string, into: string): Promise<Tarball>
  * not under test).
  */
 export async function installTarball(root: string, tarball: string, folder: string): Promise<void> {
-  const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as Record<string, unknown> & { name: string };
-  const production = productLock(pkg, JSON.parse(await readFile(join(root, 'package-lock.json'), 'utf8')) as Lock, { omitDev: true });
-  const spec = `file:${tarball}`;
-  const project = { name: 'installs-token-rotator', version: '1.0.0', private: true, dependencies: { [pkg.name]: spec } };
-  const packages: Record<string, unknown> = {
-    '': { name: project.name, version: project.version, dependencies: project.dependencies },
-    [`node_modules/${pkg.name}`]: {
-      version: pkg.version,
-      resolved: spec,
+  const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as Manifest;
+  await installTarballs(root, [{ manifest: pkg, file: tarball }], folder);
+}
+
+/**
+ * Installs several packed tarballs together, as installTarball installs one: the lock pins what
+ * they depend on outside themselves to the closure the checkout's lock gives a root depending on
+ * it (the workspace lock hoists every package's dependencies; none is nested under packages/).
+ */
+export async function installTarballs(root: string, packed: { manifest: Manifest; file: string }[], folder: string): Promise<void> {
+  const own = new Set(packed.map(({ manifest }) => manifest.name));
+  const external = Object.fromEntries(
+    packed.flatMap(({ manifest }) =>
+      Object.entries({ ...manifest.dependencies, ...manifest.optionalDependencies }).filter(([name]) => !own.has(name)),
+    ),
+  );
+  const lock = JSON.parse(await readFile(join(root, 'package-lock.json'), 'utf8')) as Lock;
+  const closure = productLock({ name: 'installs-token-rotator', dependencies: external }, lock, { omitDev: true });
+  const dependencies = Object.fromEntries(packed.map(({ manifest, file }) => [manifest.name, `file:${file}`]));
+  const project = { name: 'installs-token-rotator', version: '1.0.0', private: true, dependencies };
+  const packages: Record<string, unknown> = { '': { name: project.name, version: project.version, dependencies } };
+  for (const { manifest, file } of packed) {
+    packages[`node_modules/${manifest.name}`] = {
+      version: manifest.version,
+      resolved: `file:${file}`,
       integrity: `sha512-${createHash('sha512')
-        .update(await readFile(tarball))
+        .update(await readFile(file))
         .digest('base64')}`,
-      license: pkg.license,
-      dependencies: pkg.dependencies,
-      optionalDependencies: pkg.optionalDependencies,
-      bin: pkg.bin,
-      engines: pkg.engines,
-    },
-  };
-  for (const [path, entry] of Object.entries(production.lock.packages ?? {})) if (path !== '') packages[path] = entry;
+      license: manifest.license,
+      dependencies: manifest.dependencies,
+      optionalDependencies: manifest.optionalDependencies,
+      bin: manifest.bin,
+      engines: manifest.engines,
+    };
+  }
+  for (const [path, entry] of Object.entries(closure.lock.packages ?? {})) if (path !== '') packages[path] = entry;
   await writeFile(join(folder, 'package.json'), JSON.stringify(project, null, 2));
   await writeFile(
     join(folder, 'package-lock.json'),
