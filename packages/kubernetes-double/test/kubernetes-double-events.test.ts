@@ -3,9 +3,9 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { kubectlIn } from '../../../test/helpers/kubectl.js';
+import { makeTempDir } from '../../../test/helpers/temp-dir.js';
 import { type KubernetesDouble, startKubernetesDouble } from '../src/index.js';
-import { kubectlIn } from './helpers/kubectl.js';
-import { makeTempDir } from './helpers/temp-dir.js';
 
 type Json = Record<string, unknown>;
 

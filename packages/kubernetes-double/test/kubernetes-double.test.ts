@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 
+import { makeTempDir } from '../../../test/helpers/temp-dir.js';
 import { type JsonObject, type KubernetesDouble, startKubernetesDouble } from '../src/index.js';
-import { makeTempDir } from './helpers/temp-dir.js';
 
 interface KubectlResult {
   code: number;
