@@ -112,7 +112,7 @@ describe('token-rotator-emulator', () => {
     child.stdout!.on('data', (chunk) => (stdout += String(chunk)));
     const exited = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
     try {
-      await expect.poll(() => stdout, { timeout: 20_000 }).toContain('Ctrl-C to stop.');
+      await expect.poll(() => stdout, { timeout: 45_000 }).toContain('Ctrl-C to stop.');
       expect((await stat(envFile)).mode & 0o777).toBe(0o600);
       const secret = /^ROTATOR_OAUTH_CLIENT_SECRET=(.+)$/m.exec(await readFile(envFile, 'utf8'))?.[1];
       expect(secret).toBeTruthy();
@@ -122,5 +122,5 @@ describe('token-rotator-emulator', () => {
       child.kill('SIGTERM');
     }
     expect(await exited).toBe(0);
-  });
+  }, 60_000); // starting the OAuth server on a loaded 2-core machine can take seconds: a wide margin
 });
